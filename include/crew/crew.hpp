@@ -1,0 +1,9 @@
+// <crew/crew.hpp> -- the umbrella header of crew, a C++20 work-stealing task runtime.
+#pragma once
+
+#include "crew/errors.hpp"
+#include "crew/future.hpp"
+#include "crew/join.hpp"
+#include "crew/metrics.hpp"
+#include "crew/pool.hpp"
+#include "crew/task_group.hpp"

@@ -1,0 +1,74 @@
+// crew/detail/atomics.hpp -- the one place where crew names its atomic types, fences, futex calls
+// and sanitizer workarounds.
+//
+// Every lock-free structure in crew (chase_lev.hpp, parking.hpp, injector.hpp) is a template over an
+// atomics *policy*. `std_atomics` below is the production policy; a model-checker build supplies a
+// policy with the same members backed by its own types (Relacy's rl::atomic, rl::atomic_thread_fence)
+// and instantiates the very same headers. A policy provides:
+//
+//   template <class T> using atomic = ...;     // std::atomic-like: load/store/exchange/CAS/fetch_*
+//   using mutex = ...;                         // BasicLockable
+//   static void fence(std::memory_order);      // std::atomic_thread_fence
+//   static void pause();                       // spin-wait hint
+//   static void yield();                       // give the core away for a moment
+//   static void wait(atomic<std::uint32_t>&, std::uint32_t expected);  // sleep while value == expected
+//   static void wake_one(atomic<std::uint32_t>&); static void wake_all(atomic<std::uint32_t>&);
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+#include "crew/detail/os.hpp"
+
+#if defined(__SANITIZE_THREAD__)
+#define CREW_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CREW_TSAN 1
+#endif
+#endif
+
+namespace crew::detail {
+
+// Cache-line size used to keep owner-written and thief-written fields apart.
+inline constexpr std::size_t cache_line = 64;
+
+struct std_atomics {
+    template <class T>
+    using atomic = std::atomic<T>;
+    using mutex = std::mutex;
+
+    static void fence(std::memory_order order) noexcept { std::atomic_thread_fence(order); }
+
+    static void pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        asm volatile("yield" ::: "memory");
+#endif
+    }
+
+    static void yield() noexcept { std::this_thread::yield(); }
+
+    // Futex-style sleep: returns when the value differs from `expected`, on a wake, or spuriously.
+    static void wait(atomic<std::uint32_t>& word, std::uint32_t expected) noexcept {
+        os::futex_wait(&word, expected);
+    }
+    static void wake_one(atomic<std::uint32_t>& word) noexcept { os::futex_wake(&word, 1); }
+    static void wake_all(atomic<std::uint32_t>& word) noexcept { os::futex_wake(&word, os::wake_everyone); }
+};
+
+// ThreadSanitizer does not model std::atomic_thread_fence. Where a fence is the only thing that
+// publishes data, crew uses a release store instead (see chase_lev.hpp); this constant lets code
+// state that choice once. The seq_cst fences that order a store before a load (Dekker style) stay
+// in every build: TSan cannot check them, the model checker does.
+inline constexpr bool under_tsan =
+#if defined(CREW_TSAN)
+    true;
+#else
+    false;
+#endif
+
+}  // namespace crew::detail

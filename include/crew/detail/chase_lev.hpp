@@ -1,0 +1,173 @@
+// crew/detail/chase_lev.hpp -- a growable Chase–Lev work-stealing deque of pointers.
+//
+// Algorithm: D. Chase and Y. Lev, "Dynamic circular work-stealing deque" (SPAA 2005), with the
+// memory orderings of N. M. Lê, A. Pop, A. Cohen and F. Zappa Nardelli, "Correct and efficient
+// work-stealing for weak memory models" (PPoPP 2013), and a release-published buffer on growth
+// (the paper's relaxed store is a known bug).
+//
+// Who may call what:
+//   push, pop           -- the owner thread only (one owner for the deque's whole life).
+//   steal, size_hint    -- any thread, concurrently with the owner and with each other.
+//   constructor, destructor -- while no other thread uses the deque.
+//
+// Invariants:
+//   * Live elements are the indices [top, bottom). Indices are signed 64-bit and never wrap in
+//     practice (2^63 pushes); a slot is buffer[i & mask], capacity is a power of two.
+//   * top only grows, and only through a seq_cst CAS (thieves, and the owner on the last element),
+//     so each index is handed out exactly once: to the single CAS winner, or to the owner's plain
+//     pop when top < bottom after the owner's fence.
+//   * A slot holds a trivially copyable pointer and is read without being cleared: a thief that
+//     loses its CAS simply forgets what it read. Nothing is moved out before ownership is won.
+//   * Growth copies [top, bottom) into a buffer twice the size and publishes it with a release
+//     store. The old buffer is retired, not freed: a thief may still be reading it. Retired buffers
+//     are freed when the deque is destroyed; their total size is below the live buffer's, so the
+//     deque never holds more than twice its peak capacity.
+//   * steal reports three outcomes: success, empty (top >= bottom), and lost (another thread won the
+//     CAS). "lost" means work may still be there: a caller must not treat it as empty.
+#pragma once
+
+#include <cstdint>
+#include <new>
+
+#include "crew/detail/atomics.hpp"
+
+namespace crew::detail {
+
+enum class steal_status : std::uint8_t { success, empty, lost };
+
+template <class T>
+struct steal_result {
+    steal_status status;
+    T* item;  // non-null exactly when status == success
+};
+
+template <class T, class Policy = std_atomics>
+class chase_lev_deque {
+    template <class U>
+    using atomic = typename Policy::template atomic<U>;
+
+    struct buffer {
+        std::int64_t mask;     // capacity - 1; immutable after construction
+        buffer* retired_next;  // owner-only: the chain of retired buffers
+        atomic<T*>* slots;     // written by the owner (relaxed), read by owner and thieves
+
+        explicit buffer(std::int64_t capacity)
+            : mask(capacity - 1), retired_next(nullptr), slots(new atomic<T*>[capacity]) {
+            for (std::int64_t i = 0; i < capacity; ++i) slots[i].store(nullptr, std::memory_order_relaxed);
+        }
+        ~buffer() { delete[] slots; }
+        atomic<T*>& at(std::int64_t i) const noexcept { return slots[i & mask]; }
+    };
+
+public:
+    explicit chase_lev_deque(std::int64_t capacity = 256) {
+        std::int64_t c = 1;
+        while (c < capacity) c <<= 1;  // round up to a power of two (at least 1)
+        buffer_.store(new buffer(c), std::memory_order_relaxed);
+    }
+
+    chase_lev_deque(const chase_lev_deque&) = delete;
+    chase_lev_deque& operator=(const chase_lev_deque&) = delete;
+
+    // Items still inside are not owned by the deque (they are plain pointers); it frees only its
+    // own buffers, the live one and every retired one.
+    ~chase_lev_deque() {
+        buffer* b = buffer_.load(std::memory_order_relaxed);
+        while (b != nullptr) {
+            buffer* next = b->retired_next;
+            delete b;
+            b = next;
+        }
+    }
+
+    // Owner only. Returns the number of items in the deque right after the push (an upper bound
+    // when thieves are active), so the caller can track the deepest the deque got.
+    std::int64_t push(T* item) {
+        std::int64_t b = bottom_.load(std::memory_order_relaxed);  // only the owner writes bottom
+        // acquire: pairs with the thieves' CAS on top, so slots they have taken are free to reuse.
+        std::int64_t t = top_.load(std::memory_order_acquire);
+        buffer* buf = buffer_.load(std::memory_order_relaxed);  // only the owner writes buffer_
+        if (b - t > buf->mask) [[unlikely]] buf = grow_cold(buf, t, b);
+        buf->at(b).store(item, std::memory_order_relaxed);
+        // release: publishes the slot (and *item) to a thief's acquire load of bottom in steal().
+        bottom_.store(b + 1, std::memory_order_release);
+        return b - t + 1;
+    }
+
+    // Owner only. The newest item, or nullptr when the deque is empty (or a thief took the last one).
+    T* pop() noexcept {
+        std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
+        buffer* buf = buffer_.load(std::memory_order_relaxed);
+        bottom_.store(b, std::memory_order_relaxed);
+        // seq_cst fence: orders the bottom store above before the top load below; its partner is the
+        // fence in steal() between loading top and loading bottom. Without it the owner and a thief
+        // can both take the same item.
+        Policy::fence(std::memory_order_seq_cst);
+        std::int64_t t = top_.load(std::memory_order_relaxed);
+        if (t > b) [[unlikely]] {  // was already empty
+            bottom_.store(b + 1, std::memory_order_relaxed);
+            return nullptr;
+        }
+        T* item = buf->at(b).load(std::memory_order_relaxed);
+        if (t == b) [[unlikely]] return pop_last_cold(t, item);
+        return item;
+    }
+
+    // Any thread. The oldest item, or why there is none.
+    steal_result<T> steal() noexcept {
+        // acquire: pairs with the CAS on top by other thieves / the owner, so we see a fresh index.
+        std::int64_t t = top_.load(std::memory_order_acquire);
+        // seq_cst fence: partner of the fence in pop(); see there.
+        Policy::fence(std::memory_order_seq_cst);
+        // acquire: pairs with push()'s release store of bottom, making the slot and *item visible.
+        std::int64_t b = bottom_.load(std::memory_order_acquire);
+        if (t >= b) return {steal_status::empty, nullptr};
+        // acquire: pairs with grow_cold()'s release store, so a new buffer's copied slots are visible.
+        // Loaded after bottom: a bottom that covers items pushed after a growth implies the new buffer.
+        buffer* buf = buffer_.load(std::memory_order_acquire);
+        T* item = buf->at(t).load(std::memory_order_relaxed);
+        // seq_cst CAS: the single point where index t changes hands (partner: the owner's CAS in
+        // pop_last_cold and other thieves' CAS here). Only the winner may use `item`.
+        if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
+            return {steal_status::lost, nullptr};
+        return {steal_status::success, item};
+    }
+
+    // Any thread. A snapshot of the number of items; exact only when no one else is operating.
+    std::int64_t size_hint() const noexcept {
+        std::int64_t b = bottom_.load(std::memory_order_acquire);
+        std::int64_t t = top_.load(std::memory_order_acquire);
+        return b > t ? b - t : 0;
+    }
+
+    // Owner (or quiescent) only: the current capacity.
+    std::int64_t capacity() const noexcept { return buffer_.load(std::memory_order_relaxed)->mask + 1; }
+
+private:
+    // The owner took the slot at index t == b: it races every thief for it through top.
+    T* pop_last_cold(std::int64_t t, T* item) noexcept {
+        // seq_cst CAS: partner of the thieves' CAS in steal(); exactly one of them wins index t.
+        bool won = top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed);
+        bottom_.store(t + 1, std::memory_order_relaxed);  // the deque is empty either way: top == bottom
+        return won ? item : nullptr;
+    }
+
+    buffer* grow_cold(buffer* old, std::int64_t t, std::int64_t b) {
+        auto* bigger = new buffer((old->mask + 1) * 2);
+        for (std::int64_t i = t; i < b; ++i)
+            bigger->at(i).store(old->at(i).load(std::memory_order_relaxed), std::memory_order_relaxed);
+        bigger->retired_next = old;  // keep the old buffer alive: a thief may still read it
+        // release: pairs with steal()'s acquire load of buffer_, publishing the copied slots.
+        buffer_.store(bigger, std::memory_order_release);
+        return bigger;
+    }
+
+    // top_: written by thieves (CAS) and the owner (CAS on the last item); read by all.
+    alignas(cache_line) atomic<std::int64_t> top_{0};
+    // bottom_: written by the owner only; read by thieves.
+    alignas(cache_line) atomic<std::int64_t> bottom_{0};
+    // buffer_: written by the owner on growth; read by thieves. Shares the owner's line with bottom_.
+    atomic<buffer*> buffer_{nullptr};
+};
+
+}  // namespace crew::detail

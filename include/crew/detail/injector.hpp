@@ -1,0 +1,70 @@
+// crew/detail/injector.hpp -- the queue for work submitted from outside a pool's workers.
+//
+// A mutex-protected intrusive FIFO (T needs a `T* next` member) with an atomic length, so workers
+// can skip the lock when it is empty (as Tokio's inject queue does). Outside submission is the cold
+// path of a fork-join runtime; a lock keeps it simple, fair and easy to model-check.
+//
+// Who may call what: every member, from any thread. After close(), push() refuses new items;
+// items already inside stay poppable, so closing loses nothing.
+#pragma once
+
+#include <cstddef>
+#include <mutex>
+
+#include "crew/detail/atomics.hpp"
+
+namespace crew::detail {
+
+template <class T, class Policy = std_atomics>
+class basic_injector {
+public:
+    // Appends `item`. Returns false (and leaves `item` to the caller) when the queue is closed.
+    bool push(T* item) {
+        std::lock_guard lock(mutex_);
+        if (closed_) return false;
+        item->next = nullptr;
+        if (tail_ != nullptr)
+            tail_->next = item;
+        else
+            head_ = item;
+        tail_ = item;
+        // release: pairs with the acquire load in empty_hint(), so a worker that sees the new
+        // length and then takes the lock finds the item (the lock orders the rest).
+        length_.store(length_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+        return true;
+    }
+
+    // The oldest item, or nullptr.
+    T* pop() {
+        if (empty_hint()) return nullptr;
+        std::lock_guard lock(mutex_);
+        T* item = head_;
+        if (item == nullptr) return nullptr;
+        head_ = item->next;
+        if (head_ == nullptr) tail_ = nullptr;
+        length_.store(length_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+        return item;
+    }
+
+    bool empty_hint() const noexcept { return length_.load(std::memory_order_acquire) == 0; }
+    std::size_t size_hint() const noexcept { return length_.load(std::memory_order_relaxed); }
+
+    void close() {
+        std::lock_guard lock(mutex_);
+        closed_ = true;
+    }
+    bool closed() const {
+        std::lock_guard lock(mutex_);
+        return closed_;
+    }
+
+private:
+    mutable typename Policy::mutex mutex_;
+    T* head_ = nullptr;  // guarded by mutex_
+    T* tail_ = nullptr;  // guarded by mutex_
+    bool closed_ = false;  // guarded by mutex_
+    // length_: written under mutex_; read without it as a hint.
+    typename Policy::template atomic<std::size_t> length_{0};
+};
+
+}  // namespace crew::detail

@@ -1,0 +1,43 @@
+// crew/detail/os.hpp -- every operating-system call crew makes, behind a few functions.
+// Linux is the first target; a port implements src/os.cpp again and nothing else.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace crew::detail::os {
+
+inline constexpr int wake_everyone = 0x7fffffff;
+
+// Sleep while the 32-bit word at `addr` equals `expected` (returns early on wakes and signals).
+void futex_wait(const void* addr, std::uint32_t expected) noexcept;
+// Wake up to `count` threads sleeping on `addr`. Calling it on an address whose object has since
+// been destroyed is harmless: at worst a sleeper elsewhere wakes spuriously and re-checks.
+void futex_wake(const void* addr, int count) noexcept;
+
+// The number of CPUs this process may use: the affinity mask, capped by a cgroup (v1 or v2) CPU
+// quota, at least 1.
+unsigned usable_cpus() noexcept;
+
+// A joinable OS thread with an explicit stack size.
+class thread {
+public:
+    using entry_fn = void (*)(void*);
+    thread() = default;
+    thread(const thread&) = delete;
+    thread& operator=(const thread&) = delete;
+    // Throws std::system_error when the OS refuses to create the thread.
+    void start(entry_fn fn, void* arg, std::size_t stack_bytes);
+    void join() noexcept;
+    bool joinable() const noexcept { return started_; }
+    bool is_current() const noexcept;
+
+private:
+    unsigned long handle_ = 0;
+    bool started_ = false;
+};
+
+void set_current_thread_name(const std::string& name) noexcept;
+
+}  // namespace crew::detail::os

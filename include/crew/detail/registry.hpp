@@ -1,0 +1,87 @@
+// crew/detail/registry.hpp -- the shared state of one pool: its workers, its injector, its parking
+// lot, and its shutdown flag. crew::pool owns one; tasks reach it through their worker.
+#pragma once
+
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "crew/detail/injector.hpp"
+#include "crew/detail/os.hpp"
+#include "crew/detail/parking.hpp"
+#include "crew/detail/task.hpp"
+#include "crew/detail/worker.hpp"
+#include "crew/metrics.hpp"
+
+namespace crew::detail {
+
+using exception_handler = std::function<void(std::exception_ptr)>;
+
+struct registry_config {
+    unsigned threads;
+    exception_handler on_unhandled_exception;  // empty: print to stderr
+    std::size_t stack_size;
+    std::string name;
+};
+
+class registry {
+public:
+    // Starts the worker threads. Throws std::system_error when a thread cannot be started (the
+    // ones already started are stopped and joined first).
+    explicit registry(registry_config config);
+    // Closes the injector, lets the workers finish every queued task, and joins them.
+    ~registry();
+    registry(const registry&) = delete;
+    registry& operator=(const registry&) = delete;
+
+    unsigned size() const noexcept { return static_cast<unsigned>(workers_.size()); }
+    worker& worker_at(unsigned i) noexcept { return *workers_[i]; }
+    parking& lot() noexcept { return lot_; }
+    basic_injector<task>& injector() noexcept { return injector_; }
+    // acquire: pairs with the release store in ~registry(), read in the workers' re-check.
+    bool stopping() const noexcept { return stopping_.load(std::memory_order_acquire); }
+
+    // Is the calling thread one of this pool's workers?
+    bool owns_current_thread() const noexcept {
+        worker* w = current_worker;
+        return w != nullptr && &w->owner() == this;
+    }
+
+    // Queue `t`: on the calling worker's deque when it is ours, else through the injector.
+    // Returns false (and leaves `t` with the caller) when the pool is shutting down.
+    bool schedule(task* t) {
+        if (owns_current_thread()) {
+            current_worker->push(t);
+            return true;
+        }
+        return inject(t);
+    }
+
+    bool inject(task* t) {
+        if (!injector_.push(t)) return false;
+        lot_.notify_one();
+        return true;
+    }
+
+    // An exception escaped a fire-and-forget task.
+    void report_unhandled(std::exception_ptr error) noexcept;
+
+    pool_metrics metrics() const;
+
+private:
+    static void thread_entry(void* self) noexcept;
+    void shutdown() noexcept;
+
+    registry_config config_;
+    parking lot_;
+    basic_injector<task> injector_;
+    // stopping_: written once by the destructor; read by workers before they park or exit.
+    std_atomics::atomic<bool> stopping_{false};
+    std::vector<std::unique_ptr<worker>> workers_;
+    std::vector<std::unique_ptr<os::thread>> threads_;
+};
+
+}  // namespace crew::detail

@@ -1,0 +1,131 @@
+// crew/detail/task.hpp -- what a task is, where its memory comes from, and how a result travels.
+//
+// A task is an intrusive header: one function pointer that runs it (and frees it, when it owns
+// itself) and one link for the injector. Every kind of work (a join's stack job, a spawned
+// closure, a future's shared state, later a coroutine handle) is a struct that begins with this
+// header, so the deque, the injector and the worker loop handle all of them alike.
+#pragma once
+
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <new>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+namespace crew::detail {
+
+struct task {
+    using execute_fn = void (*)(task*) noexcept;
+    execute_fn execute;     // set by the creator; read by whichever thread runs the task
+    task* next = nullptr;   // written by the injector (under its lock) while the task is queued there
+};
+
+// A per-thread free list of fixed-size blocks for tasks. Blocks come from ::operator new, so a
+// block allocated on one worker may be returned to another worker's cache (or to the heap). The
+// list is bounded: beyond max_cached blocks, returns go straight to the heap, so an idle pool holds
+// at most max_cached * block_size bytes per worker.
+class task_cache {
+public:
+    static constexpr std::size_t block_size = 128;
+    static constexpr std::size_t max_cached = 4096;
+
+    task_cache() = default;
+    task_cache(const task_cache&) = delete;
+    task_cache& operator=(const task_cache&) = delete;
+    ~task_cache() {
+        while (free_ != nullptr) {
+            node* n = free_;
+            free_ = n->next;
+            ::operator delete(n);
+        }
+    }
+
+    void* allocate() {
+        if (free_ == nullptr) return ::operator new(block_size);
+        node* n = free_;
+        free_ = n->next;
+        --count_;
+        return n;
+    }
+
+    void deallocate(void* p) noexcept {
+        if (count_ >= max_cached) {
+            ::operator delete(p);
+            return;
+        }
+        free_ = new (p) node{free_};
+        ++count_;
+    }
+
+    std::size_t cached() const noexcept { return count_; }
+
+private:
+    struct node {
+        node* next;
+    };
+    node* free_ = nullptr;  // owner thread only
+    std::size_t count_ = 0;
+};
+
+// Whether an object of type T lives in a cache block.
+template <class T>
+inline constexpr bool fits_block =
+    sizeof(T) <= task_cache::block_size && alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+
+template <class T>
+using stored_t = std::conditional_t<std::is_void_v<T>, std::monostate, T>;
+
+// The outcome of running a callable: its value, or the exception it threw.
+template <class R>
+class result_cell {
+    using stored = std::conditional_t<std::is_reference_v<R>, std::remove_reference_t<R>*, R>;
+
+public:
+    template <class F>
+    void run(F& fn) noexcept {
+        try {
+            if constexpr (std::is_void_v<R>)
+                std::invoke(fn);
+            else if constexpr (std::is_reference_v<R>)
+                value_.emplace(&std::invoke(fn));
+            else
+                value_.emplace(std::invoke(fn));
+        } catch (...) {
+            error_ = std::current_exception();
+        }
+    }
+
+    bool failed() const noexcept { return error_ != nullptr; }
+    const std::exception_ptr& error() const noexcept { return error_; }
+
+    // The value, or rethrows the exception.
+    R take() {
+        if (error_) std::rethrow_exception(error_);
+        if constexpr (std::is_void_v<R>)
+            return;
+        else if constexpr (std::is_reference_v<R>)
+            return static_cast<R>(**value_);
+        else
+            return std::move(*value_);
+    }
+
+    // As take(), with void mapped to std::monostate (for pairs of results).
+    stored_t<R> take_stored() {
+        if constexpr (std::is_void_v<R>) {
+            take();
+            return {};
+        } else {
+            return take();
+        }
+    }
+
+private:
+    struct nothing {};
+    std::optional<std::conditional_t<std::is_void_v<R>, nothing, stored>> value_;
+    std::exception_ptr error_;
+};
+
+}  // namespace crew::detail

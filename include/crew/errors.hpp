@@ -1,0 +1,22 @@
+// crew/errors.hpp -- the exceptions crew itself throws.
+#pragma once
+
+#include <stdexcept>
+
+namespace crew {
+
+// Work was submitted to a pool that is shutting down (its destructor has started). The work was
+// not queued and nothing of it ran; the caller still owns whatever it meant to hand over.
+class pool_closed_error : public std::runtime_error {
+public:
+    pool_closed_error() : std::runtime_error("crew: the pool is shutting down and accepts no new work") {}
+};
+
+// The program used crew in a way that cannot work, e.g. a task waiting for the group it belongs
+// to (it would wait for itself). Thrown before anything is changed.
+class usage_error : public std::logic_error {
+public:
+    using std::logic_error::logic_error;
+};
+
+}  // namespace crew

@@ -1,0 +1,83 @@
+// crew/join.hpp -- crew::join(f, g): run two callables, potentially in parallel.
+//
+// On a worker the fast path allocates nothing: g's job lives in this stack frame, is pushed on the
+// worker's deque, f runs inline, and g's job is popped back and run inline unless a thief took it.
+// If it was taken, the worker runs other tasks until the thief finishes it (see worker::wait_until).
+#pragma once
+
+#include <exception>
+#include <type_traits>
+#include <utility>
+
+#include "crew/pool.hpp"
+#include "crew/detail/completion.hpp"
+#include "crew/detail/task.hpp"
+#include "crew/detail/worker.hpp"
+
+namespace crew {
+
+namespace detail {
+
+template <class G, class R>
+struct join_job final : task {
+    G& fn;
+    result_cell<R> result;
+    completion done;
+
+    explicit join_job(G& g) noexcept : task{&run_stolen}, fn(g) {}
+
+    // Run by a thief.
+    static void run_stolen(task* t) noexcept {
+        auto* self = static_cast<join_job*>(t);
+        self->result.run(self->fn);
+        self->done.set();  // the last touch: the owner may return and pop this frame right after
+    }
+};
+
+// The job was not on top of the deque when f returned: run what f left above it (tasks it
+// spawned) until the job comes back, or wait for the thief that took it. Returns true when the
+// job came back and the caller should run it inline.
+bool join_reclaim_cold(worker& w, task* job, completion& done, task* popped);
+
+template <class F, class G>
+using join_result_t = std::conditional_t<
+    std::is_void_v<std::invoke_result_t<F&>> && std::is_void_v<std::invoke_result_t<G&>>, void,
+    std::pair<stored_t<std::invoke_result_t<F&>>, stored_t<std::invoke_result_t<G&>>>>;
+
+template <class F, class G>
+join_result_t<F, G> join_on(worker& w, F& f, G& g) {
+    using RA = std::invoke_result_t<F&>;
+    using RB = std::invoke_result_t<G&>;
+    join_job<G, RB> job(g);
+    w.push(&job);
+    result_cell<RA> a;
+    a.run(f);
+    task* popped = w.pop();
+    if (popped == &job || join_reclaim_cold(w, &job, job.done, popped)) {
+        w.count_task();
+        job.result.run(g);
+    }
+    // Both sides are finished here; f's exception wins when both threw.
+    if constexpr (std::is_void_v<join_result_t<F, G>>) {
+        a.take();
+        job.result.take();
+    } else {
+        auto first = a.take_stored();
+        return {std::move(first), job.result.take_stored()};
+    }
+}
+
+}  // namespace detail
+
+// Runs f and g, potentially in parallel, and returns when both have finished. Returns void when
+// both return void, else std::pair of their results (void mapped to std::monostate). If either
+// throws, the exception is rethrown after both finished (f's, when both threw). Called outside
+// every pool, it runs on the default pool.
+template <class F, class G>
+detail::join_result_t<F, G> join(F&& f, G&& g) {
+    if (detail::worker* w = detail::current_worker) [[likely]]
+        return detail::join_on(*w, f, g);
+    return default_pool().run([&] { return detail::join_on(*detail::current_worker, f, g); });
+}
+
+}  // namespace crew

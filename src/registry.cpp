@@ -1,0 +1,83 @@
+// A pool's shared state: starting the workers, shutting them down, metrics, unhandled exceptions.
+#include "crew/detail/registry.hpp"
+
+#include <cstdio>
+#include <exception>
+#include <string>
+
+namespace crew::detail {
+
+registry::registry(registry_config config)
+    : config_(std::move(config)), lot_(config_.threads) {
+    workers_.reserve(config_.threads);
+    for (unsigned i = 0; i < config_.threads; ++i) workers_.push_back(std::make_unique<worker>(*this, i, lot_));
+    threads_.reserve(config_.threads);
+    try {
+        for (unsigned i = 0; i < config_.threads; ++i) {
+            threads_.push_back(std::make_unique<os::thread>());
+            threads_.back()->start(&registry::thread_entry, workers_[i].get(), config_.stack_size);
+        }
+    } catch (...) {
+        shutdown();
+        throw;
+    }
+}
+
+registry::~registry() {
+    for (auto& t : threads_) {
+        if (t->is_current()) {
+            std::fputs("crew: a pool was destroyed by one of its own tasks; it cannot wait for itself\n", stderr);
+            std::terminate();
+        }
+    }
+    shutdown();
+}
+
+void registry::shutdown() noexcept {
+    injector_.close();
+    // release: pairs with stopping()'s acquire; a worker that sees it also sees the closed injector
+    // and every item pushed before the close.
+    stopping_.store(true, std::memory_order_release);
+    lot_.notify_all();
+    for (auto& t : threads_) t->join();
+}
+
+void registry::thread_entry(void* arg) noexcept {
+    auto* self = static_cast<worker*>(arg);
+    os::set_current_thread_name(self->owner().config_.name + "-" + std::to_string(self->index()));
+    current_worker = self;
+    self->run_loop();
+    current_worker = nullptr;
+}
+
+void registry::report_unhandled(std::exception_ptr error) noexcept {
+    if (config_.on_unhandled_exception) {
+        try {
+            config_.on_unhandled_exception(error);
+            return;
+        } catch (...) {
+            std::fputs("crew: the unhandled-exception handler itself threw; printing instead\n", stderr);
+        }
+    }
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "crew: exception escaped a spawned task: %s\n", e.what());
+    } catch (...) {
+        std::fputs("crew: exception of unknown type escaped a spawned task\n", stderr);
+    }
+}
+
+pool_metrics registry::metrics() const {
+    pool_metrics m;
+    m.workers.reserve(workers_.size());
+    for (const auto& w : workers_) {
+        const worker_counters& c = w->counters();
+        auto get = [](const worker_counters::counter& x) { return x.load(std::memory_order_relaxed); };
+        m.workers.push_back({get(c.tasks_run), get(c.steals), get(c.failed_steals), get(c.parks),
+                             get(c.injector_pops), get(c.max_depth)});
+    }
+    return m;
+}
+
+}  // namespace crew::detail
