@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The whole test suite: builds crew with g++ and with clang (-Wall -Wextra -Werror), runs every
+# test, then runs the concurrency tests again under ThreadSanitizer and under ASan+UBSan, then the
+# extra tiers in scripts/ci.d/ (model checks, fuzzing, report rendering).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/deps.sh
+# shellcheck disable=SC2086
+ensure_packages $CREW_PACKAGES_BUILD $CREW_PACKAGES_TEST $CREW_PACKAGES_BENCH
+
+jobs=$(nproc)
+total_passed=0
+total_failed=0
+
+# run_ctest <build dir> [ctest args...]: runs ctest, adds its counts to the totals.
+run_ctest() {
+  local dir=$1; shift
+  local log; log=$(mktemp)
+  set +e
+  ctest --test-dir "$dir" --output-on-failure "$@" 2>&1 | tee "$log"
+  set -e
+  local line; line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1)
+  rm -f "$log"
+  if [ -z "$line" ]; then
+    total_failed=$((total_failed + 1)); echo "ctest in $dir printed no summary"; return
+  fi
+  local failed all
+  failed=$(echo "$line" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/')
+  all=$(echo "$line" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\2/')
+  total_passed=$((total_passed + all - failed))
+  total_failed=$((total_failed + failed))
+}
+
+# build <dir> <cmake args...>
+build() {
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja -DCREW_WERROR=ON -DCREW_BUILD_BENCH=ON "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+echo "== g++ (Release, -Werror)"
+build build/gcc -DCMAKE_CXX_COMPILER=g++
+run_ctest build/gcc -LE 'long|model|teeth|fuzz'
+
+echo "== clang (Release, -Werror)"
+build build/clang -DCMAKE_CXX_COMPILER=clang++
+run_ctest build/clang -L concurrency
+
+echo "== ThreadSanitizer"
+build build/tsan -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCREW_SANITIZE=thread -DCREW_BUILD_BENCH=OFF
+CREW_TEST_SCALE_DOWN=10 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" run_ctest build/tsan -L concurrency
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
+build build/asan -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCREW_SANITIZE=address,undefined -DCREW_BUILD_BENCH=OFF
+CREW_TEST_SCALE_DOWN=10 ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1" run_ctest build/asan -L concurrency
+
+# Extra tiers register themselves as scripts/ci.d/*.sh; each may call build and run_ctest.
+for tier in scripts/ci.d/*.sh; do
+  [ -e "$tier" ] || continue
+  echo "== $(basename "$tier" .sh)"
+  # shellcheck disable=SC1090
+  . "$tier"
+done
+
+echo
+echo "crew: $total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ]
