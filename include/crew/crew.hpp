@@ -1,6 +1,7 @@
 // <crew/crew.hpp> -- the umbrella header of crew, a C++20 work-stealing task runtime.
 #pragma once
 
+#include "crew/algorithms.hpp"
 #include "crew/errors.hpp"
 #include "crew/future.hpp"
 #include "crew/join.hpp"

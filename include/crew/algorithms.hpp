@@ -1,0 +1,18 @@
+// <crew/algorithms.hpp> -- crew's parallel algorithms (see docs/ALGORITHMS.md):
+//
+//   parallel_for(first_index, last_index, f)          parallel_for_each(first, last, f)
+//   parallel_transform(first, last, out, f)            parallel_invoke(f1, f2, ...)
+//   parallel_reduce(first, last, init, op)             parallel_transform_reduce(first, last, init, op, tr)
+//   parallel_inclusive_scan(first, last, out, op)      parallel_exclusive_scan(first, last, out, init, op)
+//   parallel_sort(first, last[, comp])                 parallel_stable_sort(first, last[, comp])
+//
+// Each optionally takes a partitioner first: crew::auto_partition (default), crew::static_partition,
+// crew::simple_partition{grain}, or for reductions and scans crew::deterministic. They run on the
+// pool of the calling worker, or on crew::default_pool() when called from outside every pool.
+#pragma once
+
+#include "crew/algorithms/for_each.hpp"
+#include "crew/algorithms/partition.hpp"
+#include "crew/algorithms/reduce.hpp"
+#include "crew/algorithms/scan.hpp"
+#include "crew/algorithms/sort.hpp"

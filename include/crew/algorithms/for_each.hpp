@@ -1,0 +1,172 @@
+// crew/algorithms/for_each.hpp -- parallel_for, parallel_for_each, parallel_transform,
+// parallel_invoke.
+#pragma once
+
+#include <cstddef>
+#include <concepts>
+#include <iterator>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "crew/algorithms/partition.hpp"
+
+namespace crew {
+
+namespace detail {
+
+template <class P>
+inline constexpr bool loop_partitioner = partitioner<P> && !std::same_as<std::remove_cvref_t<P>, deterministic_partition>;
+
+#define CREW_DETAIL_NOT_DETERMINISTIC(P, who)                                                              \
+    static_assert(::crew::detail::loop_partitioner<P>, who ": crew::deterministic only applies to reductions and scans; " \
+                                           "use crew::simple_partition{grain} for a fixed split")
+
+}  // namespace detail
+
+// Calls f(i) for every integer i in [first, last), in parallel. Throws std::invalid_argument when
+// first > last.
+template <partitioner P, std::integral I, std::integral J, class F>
+void parallel_for(P part, I first, J last, F&& f) {
+    CREW_DETAIL_NOT_DETERMINISTIC(P, "crew::parallel_for");
+    using C = detail::index_type<I, J>;
+    if (!std::in_range<C>(first) || !std::in_range<C>(last))
+        throw std::invalid_argument("crew::parallel_for: the bounds do not fit a common index type");
+    const C lo = static_cast<C>(first);
+    const std::size_t n = detail::checked_count<C>(lo, static_cast<C>(last), "crew::parallel_for");
+    if (n == 0) return;
+    detail::on_worker([&] {
+        detail::parallel_leaves(part, n, [&](std::size_t b, std::size_t e) {
+            for (std::size_t i = b; i != e; ++i) f(detail::advance_by(lo, i));
+        });
+    });
+}
+
+template <class I, class J, class F>
+    requires(!partitioner<I>)
+void parallel_for(I first, J last, F&& f) {
+    static_assert(std::integral<I> && std::integral<J>,
+                  "crew::parallel_for walks two integers [first, last); use crew::parallel_for_each for iterators");
+    if constexpr (std::integral<I> && std::integral<J>) parallel_for(auto_partition, first, last, std::forward<F>(f));
+}
+
+// Calls f(*it) for every iterator in [first, last), in parallel.
+template <partitioner P, class It, class F>
+void parallel_for_each(P part, It first, It last, F&& f) {
+    CREW_DETAIL_NOT_DETERMINISTIC(P, "crew::parallel_for_each");
+    static_assert(random_access_input<It>,
+                  "crew::parallel_for_each needs random-access iterators (a vector's, an array's, a pointer)");
+    if constexpr (random_access_input<It>) {
+        const std::size_t n = detail::checked_count(first, last, "crew::parallel_for_each");
+        if (n == 0) return;
+        detail::on_worker([&] {
+            detail::parallel_leaves(part, n, [&](std::size_t b, std::size_t e) {
+                It it = detail::advance_by(first, b);
+                for (std::size_t i = b; i != e; ++i, ++it) f(*it);
+            });
+        });
+    }
+}
+
+template <class It, class F>
+    requires(!partitioner<It>)
+void parallel_for_each(It first, It last, F&& f) {
+    parallel_for_each(auto_partition, first, last, std::forward<F>(f));
+}
+
+// out[i] = f(first[i]) for every i, in parallel, as std::transform. Returns the end of the output.
+// The input and output may be the same range.
+template <partitioner P, class It, class Out, class F>
+Out parallel_transform(P part, It first, It last, Out out, F&& f) {
+    CREW_DETAIL_NOT_DETERMINISTIC(P, "crew::parallel_transform");
+    static_assert(random_access_input<It> && random_access_input<Out>,
+                  "crew::parallel_transform needs random-access iterators for its input and its output");
+    if constexpr (random_access_input<It> && random_access_input<Out>) {
+        const std::size_t n = detail::checked_count(first, last, "crew::parallel_transform");
+        if (n == 0) return out;
+        detail::on_worker([&] {
+            detail::parallel_leaves(part, n, [&](std::size_t b, std::size_t e) {
+                It it = detail::advance_by(first, b);
+                Out o = detail::advance_by(out, b);
+                for (std::size_t i = b; i != e; ++i, ++it, ++o) *o = f(*it);
+            });
+        });
+        return detail::advance_by(out, n);
+    } else {
+        return out;
+    }
+}
+
+template <class It, class Out, class F>
+    requires(!partitioner<It>)
+Out parallel_transform(It first, It last, Out out, F&& f) {
+    return parallel_transform(auto_partition, first, last, out, std::forward<F>(f));
+}
+
+// out[i] = f(first1[i], first2[i]), as std::transform's binary form.
+template <partitioner P, class It1, class It2, class Out, class F>
+Out parallel_transform(P part, It1 first1, It1 last1, It2 first2, Out out, F&& f) {
+    CREW_DETAIL_NOT_DETERMINISTIC(P, "crew::parallel_transform");
+    static_assert(random_access_input<It1> && random_access_input<It2> && random_access_input<Out>,
+                  "crew::parallel_transform needs random-access iterators for its inputs and its output");
+    if constexpr (random_access_input<It1> && random_access_input<It2> && random_access_input<Out>) {
+        const std::size_t n = detail::checked_count(first1, last1, "crew::parallel_transform");
+        if (n == 0) return out;
+        detail::on_worker([&] {
+            detail::parallel_leaves(part, n, [&](std::size_t b, std::size_t e) {
+                It1 a = detail::advance_by(first1, b);
+                It2 c = detail::advance_by(first2, b);
+                Out o = detail::advance_by(out, b);
+                for (std::size_t i = b; i != e; ++i, ++a, ++c, ++o) *o = f(*a, *c);
+            });
+        });
+        return detail::advance_by(out, n);
+    } else {
+        return out;
+    }
+}
+
+template <class It1, class It2, class Out, class F>
+    requires(!partitioner<It1>)
+Out parallel_transform(It1 first1, It1 last1, It2 first2, Out out, F&& f) {
+    return parallel_transform(auto_partition, first1, last1, first2, out, std::forward<F>(f));
+}
+
+namespace detail {
+
+template <std::size_t Lo, std::size_t Hi, class Tuple>
+void invoke_range(Tuple& fs, cancel_flag& cancel) {
+    if constexpr (Hi - Lo == 1) {
+        if (!cancel.cancelled()) cancel.guard([&] { std::get<Lo>(fs)(); });
+    } else {
+        constexpr std::size_t mid = Lo + (Hi - Lo) / 2;
+        crew::join([&] { invoke_range<Lo, mid>(fs, cancel); }, [&] { invoke_range<mid, Hi>(fs, cancel); });
+    }
+}
+
+}  // namespace detail
+
+// Calls every f, potentially in parallel, and returns when all have finished. An exception is
+// rethrown after the running ones finished; callables that had not started are skipped.
+template <class... F>
+    requires(sizeof...(F) > 0 && (std::invocable<F&> && ...))
+void parallel_invoke(F&&... fs) {
+    if constexpr (sizeof...(F) == 1) {
+        (fs(), ...);
+    } else {
+        detail::on_worker([&] {
+            std::tuple<F&...> refs(fs...);
+            detail::cancel_flag cancel;
+            detail::invoke_range<0, sizeof...(F)>(refs, cancel);
+        });
+    }
+}
+
+// A partitioner changes nothing for parallel_invoke: each callable is one task.
+template <partitioner P, class... F>
+    requires(sizeof...(F) > 0 && (std::invocable<F&> && ...))
+void parallel_invoke(P, F&&... fs) {
+    parallel_invoke(std::forward<F>(fs)...);
+}
+
+}  // namespace crew

@@ -1,0 +1,304 @@
+// crew/algorithms/partition.hpp -- partitioners and the divide-and-conquer drivers every parallel
+// algorithm is built on.
+//
+// A range of n elements is split in two and the halves are handed to crew::join, recursively, until a
+// partitioner says stop; a leaf then runs serially. The partitioners decide where to stop:
+//
+//  - auto_partition (the default): lazy binary splitting, as Rayon's adaptive splitter and oneTBB's
+//    auto_partitioner do. A range starts with a budget of about 2 x (pool size) splits; every split
+//    halves the budget, and a leaf runs once it is used up. When the right half of a join turns out
+//    to run on another worker than the one that created it (it was stolen, so some worker was idle),
+//    the budget is reset, so only ranges that thieves actually take are split finely.
+//  - static_partition: one contiguous chunk per worker, no further splitting.
+//  - simple_partition{grain}: split at midpoints down to chunks of at most `grain` elements.
+//  - deterministic (reductions and scans only): like simple_partition with a fixed grain, so the
+//    split tree depends only on n and combining it in a fixed order gives bitwise identical
+//    floating-point results on any pool size.
+//
+// Cancellation: every algorithm call owns one cancel flag. A leaf whose user code throws sets it
+// before rethrowing; leaves and splits that have not started check it and do nothing. join()
+// rethrows once both of its sides finished, so the exception reaches the caller after every running
+// chunk has stopped.
+#pragma once
+
+#include <atomic>
+#include <concepts>
+#include <cstddef>
+#include <iterator>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "crew/join.hpp"
+#include "crew/pool.hpp"
+#include "crew/detail/worker.hpp"
+
+namespace crew {
+
+// ---- partitioners ----
+
+struct auto_partition_t {
+    explicit auto_partition_t() = default;
+};
+// The default: split lazily, further only where thieves take work.
+inline constexpr auto_partition_t auto_partition{};
+
+struct static_partition_t {
+    explicit static_partition_t() = default;
+};
+// One contiguous chunk per worker of the pool.
+inline constexpr static_partition_t static_partition{};
+
+// Split down to chunks of at most `grain` elements. A grain of 0 (or below) throws
+// std::invalid_argument.
+class simple_partition {
+public:
+    template <std::integral I>
+    constexpr explicit simple_partition(I grain) : grain_(checked(grain)) {}
+    constexpr std::size_t grain() const noexcept { return grain_; }
+
+private:
+    template <std::integral I>
+    static constexpr std::size_t checked(I grain) {
+        if (grain <= 0) throw std::invalid_argument("crew::simple_partition: the grain must be at least 1");
+        return static_cast<std::size_t>(grain);
+    }
+    std::size_t grain_;
+};
+
+// A split tree that depends only on the number of elements (leaves of at most `grain` elements,
+// split at midpoints), combined in a fixed order: reductions and scans give bitwise identical
+// results on any pool size and from run to run, also for floating point.
+class deterministic_partition {
+public:
+    static constexpr std::size_t default_grain = 2048;
+    constexpr deterministic_partition() noexcept = default;
+    template <std::integral I>
+    constexpr explicit deterministic_partition(I grain) : grain_(checked(grain)) {}
+    constexpr std::size_t grain() const noexcept { return grain_; }
+
+private:
+    template <std::integral I>
+    static constexpr std::size_t checked(I grain) {
+        if (grain <= 0) throw std::invalid_argument("crew::deterministic_partition: the grain must be at least 1");
+        return static_cast<std::size_t>(grain);
+    }
+    std::size_t grain_ = default_grain;
+};
+inline constexpr deterministic_partition deterministic{};
+
+// Anything that may come first in an algorithm's argument list to choose its partitioning.
+template <class P>
+concept partitioner = std::same_as<std::remove_cvref_t<P>, auto_partition_t> ||
+                      std::same_as<std::remove_cvref_t<P>, static_partition_t> ||
+                      std::same_as<std::remove_cvref_t<P>, simple_partition> ||
+                      std::same_as<std::remove_cvref_t<P>, deterministic_partition>;
+
+// The iterators crew's algorithms accept: random-access ones (a std::list's are not).
+template <class It>
+concept random_access_input = std::random_access_iterator<It>;
+
+// Either two integers (an index range) or random-access iterators.
+template <class It>
+concept index_or_random_access = std::integral<It> || std::random_access_iterator<It>;
+
+namespace detail {
+
+// ---- splitters: where a range of `len` elements is cut, if at all ----
+//
+// split(len, migrated, right) returns the length of the left part (0: do not split, run a leaf),
+// leaves *this as the left part's splitter and stores the right part's in `right`.
+
+struct adaptive_splitter {
+    std::size_t splits = 0;
+    std::size_t reset_to = 0;
+    std::size_t min_len = 1;
+
+    std::size_t split(std::size_t len, bool migrated, adaptive_splitter& right) noexcept {
+        if (len / 2 < min_len) return 0;
+        if (migrated) {
+            // Stolen: some worker was idle, so give this piece a fresh budget.
+            splits = splits / 2 > reset_to ? splits / 2 : reset_to;
+        } else if (splits == 0) {
+            return 0;
+        } else {
+            splits /= 2;
+        }
+        right = *this;
+        return len / 2;
+    }
+};
+
+struct static_splitter {
+    std::size_t chunks = 1;
+
+    std::size_t split(std::size_t len, bool, static_splitter& right) noexcept {
+        if (chunks <= 1 || len < 2) return 0;
+        std::size_t left_chunks = chunks / 2;
+        // len * left_chunks / chunks without overflow for any len (chunks is small).
+        std::size_t left = len / chunks * left_chunks + len % chunks * left_chunks / chunks;
+        if (left == 0) left = 1;
+        right.chunks = chunks - left_chunks;
+        chunks = left_chunks;
+        return left;
+    }
+};
+
+struct grain_splitter {
+    std::size_t grain = 1;
+
+    std::size_t split(std::size_t len, bool, grain_splitter& right) noexcept {
+        if (len <= grain) return 0;
+        right = *this;
+        return len / 2;
+    }
+};
+
+inline std::size_t current_pool_size() noexcept {
+    worker* w = current_worker;
+    return w != nullptr ? w->owner().size() : 1;
+}
+
+// The splitter a partitioner stands for, on the current worker's pool.
+inline adaptive_splitter make_splitter(auto_partition_t, std::size_t min_len = 1) noexcept {
+    std::size_t budget = 2 * current_pool_size();
+    return adaptive_splitter{budget, budget, min_len > 0 ? min_len : 1};
+}
+inline static_splitter make_splitter(static_partition_t, std::size_t = 1) noexcept {
+    return static_splitter{current_pool_size()};
+}
+inline grain_splitter make_splitter(simple_partition p, std::size_t = 1) noexcept {
+    return grain_splitter{p.grain()};
+}
+inline grain_splitter make_splitter(deterministic_partition p, std::size_t = 1) noexcept {
+    return grain_splitter{p.grain()};
+}
+
+// One per algorithm call: set when user code threw; unstarted chunks then do nothing.
+class cancel_flag {
+public:
+    // relaxed: only a hint to skip work; the exception itself travels through join's result cells.
+    bool cancelled() const noexcept { return flag_.load(std::memory_order_relaxed); }
+    void cancel() noexcept { flag_.store(true, std::memory_order_relaxed); }
+
+    // Runs fn(); if it throws, cancels the rest of the call and rethrows.
+    template <class F>
+    decltype(auto) guard(F&& fn) {
+        try {
+            return std::forward<F>(fn)();
+        } catch (...) {
+            cancel();
+            throw;
+        }
+    }
+
+private:
+    std::atomic<bool> flag_{false};
+};
+
+// ---- the drivers ----
+
+// Calls leaf(b, e) on disjoint pieces covering [b, e), in parallel.
+template <class Splitter, class Leaf>
+void for_divide(Splitter s, std::size_t b, std::size_t e, bool migrated, Leaf& leaf, cancel_flag& cancel) {
+    if (cancel.cancelled()) return;
+    Splitter rs;
+    if (std::size_t l = s.split(e - b, migrated, rs); l != 0) {
+        worker* creator = current_worker;
+        std::size_t m = b + l;
+        crew::join([&] { for_divide(s, b, m, false, leaf, cancel); },
+                   [&] { for_divide(rs, m, e, current_worker != creator, leaf, cancel); });
+        return;
+    }
+    cancel.guard([&] { leaf(b, e); });
+}
+
+// Reduces [b, e) (non-empty): leaf(b, e) folds a piece, combine(left, right) joins two adjacent
+// results, always left then right. Empty when cancelled.
+template <class T, class Splitter, class Leaf, class Combine>
+std::optional<T> reduce_divide(Splitter s, std::size_t b, std::size_t e, bool migrated, Leaf& leaf,
+                               Combine& combine, cancel_flag& cancel) {
+    if (cancel.cancelled()) return std::nullopt;
+    Splitter rs;
+    if (std::size_t l = s.split(e - b, migrated, rs); l != 0) {
+        worker* creator = current_worker;
+        std::size_t m = b + l;
+        auto halves = crew::join(
+            [&] { return reduce_divide<T>(s, b, m, false, leaf, combine, cancel); },
+            [&] { return reduce_divide<T>(rs, m, e, current_worker != creator, leaf, combine, cancel); });
+        std::optional<T>& x = halves.first;
+        std::optional<T>& y = halves.second;
+        if (!x || !y) return std::nullopt;
+        return cancel.guard([&] { return std::optional<T>(std::in_place, combine(std::move(*x), std::move(*y))); });
+    }
+    return cancel.guard([&] { return std::optional<T>(std::in_place, leaf(b, e)); });
+}
+
+// Runs leaf over [0, n) in parallel with partitioner p. Must be called on a worker.
+template <class P, class Leaf>
+void parallel_leaves(P p, std::size_t n, Leaf&& leaf, std::size_t min_len = 1) {
+    if (n == 0) return;
+    cancel_flag cancel;
+    for_divide(make_splitter(p, min_len), 0, n, false, leaf, cancel);
+}
+
+// Reduces [0, n) (n >= 1) with partitioner p. Must be called on a worker.
+template <class T, class P, class Leaf, class Combine>
+T parallel_fold(P p, std::size_t n, Leaf&& leaf, Combine&& combine) {
+    cancel_flag cancel;
+    std::optional<T> r = reduce_divide<T>(make_splitter(p), 0, n, false, leaf, combine, cancel);
+    // Only a cancelled run yields nothing, and a cancelled run always rethrows before this point.
+    return std::move(*r);
+}
+
+// The number of elements in [first, last): for integers, checks first <= last.
+template <class I>
+std::size_t checked_count(I first, I last, const char* who) {
+    if constexpr (std::integral<I>) {
+        if (first > last) throw std::invalid_argument(std::string(who) + ": first > last");
+        using U = std::make_unsigned_t<I>;
+        return static_cast<std::size_t>(static_cast<U>(last) - static_cast<U>(first));
+    } else {
+        auto d = last - first;
+        if (d < 0) throw std::invalid_argument(std::string(who) + ": last is before first");
+        return static_cast<std::size_t>(d);
+    }
+}
+
+// The index type of an index range [I, J): their common type, made signed when exactly one of them
+// is signed (so parallel_for(-1, v.size(), f) visits -1).
+template <class I, class J>
+using index_type = std::conditional_t<std::is_signed_v<I> != std::is_signed_v<J>,
+                                      std::make_signed_t<std::common_type_t<I, J>>, std::common_type_t<I, J>>;
+
+// The i-th element position: first + i, for integers and iterators alike.
+template <class I>
+constexpr I advance_by(I first, std::size_t i) noexcept {
+    if constexpr (std::integral<I>)
+        return static_cast<I>(first + static_cast<I>(i));
+    else
+        return first + static_cast<std::iter_difference_t<I>>(i);
+}
+
+// The value at a position: the index itself, or *it.
+template <class I>
+constexpr decltype(auto) element_at(I pos) {
+    if constexpr (std::integral<I>)
+        return pos;
+    else
+        return *pos;
+}
+
+// Run `f` on a worker: in place on one, else on the default pool (as Rayon's install does).
+template <class F>
+decltype(auto) on_worker(F&& f) {
+    if (current_worker != nullptr) [[likely]]
+        return f();
+    return default_pool().run(f);
+}
+
+}  // namespace detail
+
+}  // namespace crew

@@ -1,0 +1,147 @@
+// crew/algorithms/reduce.hpp -- parallel_reduce and parallel_transform_reduce.
+//
+// `op` need only be associative: pieces are folded left to right and adjacent results are always
+// combined left then right, so the result equals the serial left-to-right fold
+// init op x0 op x1 op ... (e.g. for string concatenation or matrix products).
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <functional>
+#include <iterator>
+#include <type_traits>
+#include <utility>
+
+#include "crew/algorithms/partition.hpp"
+
+namespace crew {
+
+namespace detail {
+
+// Folds positions [b, e) (non-empty) of `first` left to right: tr(x_b) op tr(x_b+1) op ...
+template <class T, class I, class Op, class Tr>
+T fold_serial(I first, std::size_t b, std::size_t e, Op& op, Tr& tr) {
+    I it = advance_by(first, b);
+    T acc(tr(element_at(it)));
+    for (std::size_t i = b + 1; i != e; ++i) {
+        ++it;
+        acc = op(std::move(acc), tr(element_at(it)));
+    }
+    return acc;
+}
+
+// For floating point the serial fold is bound by the latency of one add per element. Folding four
+// contiguous quarters side by side and combining them left to right keeps four adds in flight and
+// needs only associativity (a fixed function of [b, e), so deterministic results stay so).
+template <class T, class I, class Op, class Tr>
+T fold_leaf(I first, std::size_t b, std::size_t e, Op& op, Tr& tr) {
+    if constexpr (std::is_floating_point_v<T>) {
+        const std::size_t len = e - b;
+        if (len >= 64) {
+            const std::size_t q = len / 4;
+            I p0 = advance_by(first, b), p1 = advance_by(first, b + q), p2 = advance_by(first, b + 2 * q),
+              p3 = advance_by(first, b + 3 * q);
+            T a0(tr(element_at(p0))), a1(tr(element_at(p1))), a2(tr(element_at(p2))), a3(tr(element_at(p3)));
+            for (std::size_t j = 1; j != q; ++j) {
+                a0 = op(a0, tr(element_at(++p0)));
+                a1 = op(a1, tr(element_at(++p1)));
+                a2 = op(a2, tr(element_at(++p2)));
+                a3 = op(a3, tr(element_at(++p3)));
+            }
+            for (std::size_t i = b + 4 * q; i != e; ++i) a3 = op(a3, tr(element_at(++p3)));
+            return T(op(T(op(T(op(a0, a1)), a2)), a3));
+        }
+    }
+    return fold_serial<T>(first, b, e, op, tr);
+}
+
+template <class T, class P, class I, class Op, class Tr>
+T transform_reduce_on_worker(P part, I first, std::size_t n, T init, Op& op, Tr& tr) {
+    if (n == 0) return init;
+    auto leaf = [&](std::size_t b, std::size_t e) -> T { return fold_leaf<T>(first, b, e, op, tr); };
+    auto combine = [&](T&& x, T&& y) -> T { return T(op(std::move(x), std::move(y))); };
+    return on_worker([&]() -> T {
+        T total = parallel_fold<T>(part, n, leaf, combine);
+        return T(op(std::move(init), std::move(total)));
+    });
+}
+
+// [first, last) as a start position and a count: integers (of possibly different types) or
+// random-access iterators of one type.
+template <class I, class J>
+auto reduce_range(I first, J last, const char* who) {
+    if constexpr (std::integral<I> && std::integral<J>) {
+        using C = index_type<I, J>;
+        if (!std::in_range<C>(first) || !std::in_range<C>(last))
+            throw std::invalid_argument(std::string(who) + ": the bounds do not fit a common index type");
+        return std::pair<C, std::size_t>(static_cast<C>(first), checked_count<C>(static_cast<C>(first), static_cast<C>(last), who));
+    } else {
+        return std::pair<I, std::size_t>(first, checked_count<I>(first, last, who));
+    }
+}
+
+template <class I, class J>
+inline constexpr bool valid_reduce_range =
+    (std::integral<I> && std::integral<J>) || (std::same_as<I, J> && random_access_input<I>);
+
+#define CREW_DETAIL_REDUCE_RANGE(I, J, who)                                                          \
+    static_assert(::crew::detail::valid_reduce_range<I, J>, who " needs two integers or two random-access iterators " \
+                                                "of one type (a vector's, an array's, a pointer)")
+
+}  // namespace detail
+
+// std::transform_reduce in parallel: init op tr(x0) op tr(x1) op ... For integer first/last,
+// tr receives each index.
+template <partitioner P, class I, class J, class T, class Op, class Tr>
+T parallel_transform_reduce(P part, I first, J last, T init, Op op, Tr transform) {
+    using namespace detail;
+    CREW_DETAIL_REDUCE_RANGE(I, J, "crew::parallel_transform_reduce");
+    if constexpr (valid_reduce_range<I, J>) {
+        auto [start, n] = reduce_range(first, last, "crew::parallel_transform_reduce");
+        return transform_reduce_on_worker<T>(part, start, n, std::move(init), op, transform);
+    } else {
+        return init;
+    }
+}
+
+template <class I, class J, class T, class Op, class Tr>
+    requires(!partitioner<I>)
+T parallel_transform_reduce(I first, J last, T init, Op op, Tr transform) {
+    return parallel_transform_reduce(auto_partition, first, last, std::move(init), std::move(op),
+                                     std::move(transform));
+}
+
+// std::reduce in parallel: init op x0 op x1 op ... For integer first/last, the elements are the
+// indices themselves.
+template <partitioner P, class I, class J, class T, class Op>
+T parallel_reduce(P part, I first, J last, T init, Op op) {
+    using namespace detail;
+    CREW_DETAIL_REDUCE_RANGE(I, J, "crew::parallel_reduce");
+    if constexpr (valid_reduce_range<I, J>) {
+        auto [start, n] = reduce_range(first, last, "crew::parallel_reduce");
+        auto identity = [](auto&& x) -> decltype(auto) { return std::forward<decltype(x)>(x); };
+        return transform_reduce_on_worker<T>(part, start, n, std::move(init), op, identity);
+    } else {
+        return init;
+    }
+}
+
+template <class I, class J, class T, class Op>
+    requires(!partitioner<I>)
+T parallel_reduce(I first, J last, T init, Op op) {
+    return parallel_reduce(auto_partition, first, last, std::move(init), std::move(op));
+}
+
+// With std::plus<> as op.
+template <partitioner P, class I, class J, class T>
+T parallel_reduce(P part, I first, J last, T init) {
+    return parallel_reduce(part, first, last, std::move(init), std::plus<>());
+}
+
+template <class I, class J, class T>
+    requires(!partitioner<I>)
+T parallel_reduce(I first, J last, T init) {
+    return parallel_reduce(auto_partition, first, last, std::move(init), std::plus<>());
+}
+
+}  // namespace crew
