@@ -102,7 +102,7 @@ public:
         // seq_cst fence: orders the bottom store above before the top load below; its partner is the
         // fence in steal() between loading top and loading bottom. Without it the owner and a thief
         // can both take the same item.
-        Policy::fence(std::memory_order_seq_cst);
+        if constexpr (Policy::injected_bug != bug::no_pop_fence) Policy::fence(std::memory_order_seq_cst);
         std::int64_t t = top_.load(std::memory_order_relaxed);
         if (t > b) [[unlikely]] {  // was already empty
             bottom_.store(b + 1, std::memory_order_relaxed);
@@ -118,14 +118,18 @@ public:
         // acquire: pairs with the CAS on top by other thieves / the owner, so we see a fresh index.
         std::int64_t t = top_.load(std::memory_order_acquire);
         // seq_cst fence: partner of the fence in pop(); see there.
-        Policy::fence(std::memory_order_seq_cst);
+        if constexpr (Policy::injected_bug != bug::no_steal_fence) Policy::fence(std::memory_order_seq_cst);
         // acquire: pairs with push()'s release store of bottom, making the slot and *item visible.
         std::int64_t b = bottom_.load(std::memory_order_acquire);
         if (t >= b) return {steal_status::empty, nullptr};
         // acquire: pairs with grow_cold()'s release store, so a new buffer's copied slots are visible.
         // Loaded after bottom: a bottom that covers items pushed after a growth implies the new buffer.
         buffer* buf = buffer_.load(std::memory_order_acquire);
-        T* item = buf->at(t).load(std::memory_order_relaxed);
+        T* item;
+        if constexpr (Policy::injected_bug == bug::take_before_cas)
+            item = buf->at(t).exchange(nullptr, std::memory_order_relaxed);  // the seeds' bug
+        else
+            item = buf->at(t).load(std::memory_order_relaxed);
         // seq_cst CAS: the single point where index t changes hands (partner: the owner's CAS in
         // pop_last_cold and other thieves' CAS here). Only the winner may use `item`.
         if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
@@ -146,8 +150,13 @@ public:
 private:
     // The owner took the slot at index t == b: it races every thief for it through top.
     T* pop_last_cold(std::int64_t t, T* item) noexcept {
+        if constexpr (Policy::injected_bug == bug::last_without_cas) {  // the seeds' bug
+            bottom_.store(t + 1, std::memory_order_relaxed);
+            return item;
+        }
         // seq_cst CAS: partner of the thieves' CAS in steal(); exactly one of them wins index t.
-        bool won = top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed);
+        std::int64_t expected = t;  // a failed CAS overwrites its first argument; keep t intact
+        bool won = top_.compare_exchange_strong(expected, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed);
         bottom_.store(t + 1, std::memory_order_relaxed);  // the deque is empty either way: top == bottom
         return won ? item : nullptr;
     }
@@ -158,7 +167,10 @@ private:
             bigger->at(i).store(old->at(i).load(std::memory_order_relaxed), std::memory_order_relaxed);
         bigger->retired_next = old;  // keep the old buffer alive: a thief may still read it
         // release: pairs with steal()'s acquire load of buffer_, publishing the copied slots.
-        buffer_.store(bigger, std::memory_order_release);
+        if constexpr (Policy::injected_bug == bug::relaxed_grow_publish)
+            buffer_.store(bigger, std::memory_order_relaxed);  // the paper's bug
+        else
+            buffer_.store(bigger, std::memory_order_release);
         return bigger;
     }
 

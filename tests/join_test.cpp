@@ -1,0 +1,117 @@
+// crew::join: results, recursion, depth, exceptions, and use from outside any pool.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+
+#include "support/pool_sizes.hpp"
+#include "support/watchdog.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+long fib(int n) {
+    if (n < 2) return n;
+    auto [a, b] = crew::join([&] { return fib(n - 1); }, [&] { return fib(n - 2); });
+    return a + b;
+}
+
+long fib_serial(int n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
+
+int depth(int n) {
+    if (n == 0) return 0;
+    auto [a, b] = crew::join([&] { return depth(n - 1); }, [] { return 1; });
+    return a + b;
+}
+
+class join_suite : public crew_test::pool_test {};
+
+TEST_P(join_suite, fib_27_equals_the_serial_result) {
+    crew_test::watchdog dog(120s);
+    EXPECT_EQ(pool().run([] { return fib(27); }), fib_serial(27));
+}
+
+TEST_P(join_suite, nests_ten_thousand_deep) {
+    crew_test::watchdog dog(120s);
+    EXPECT_EQ(pool().run([] { return depth(10'000); }), 10'000);
+}
+
+TEST_P(join_suite, returns_void_pairs_and_monostate) {
+    crew_test::watchdog dog(60s);
+    pool().run([] {
+        int a = 0, b = 0;
+        crew::join([&] { a = 1; }, [&] { b = 2; });
+        EXPECT_EQ(a + b, 3);
+        auto [s, m] = crew::join([] { return std::string("x"); }, [] {});
+        EXPECT_EQ(s, "x");
+        static_assert(std::is_same_v<decltype(m), std::monostate>);
+    });
+}
+
+TEST_P(join_suite, an_exception_from_either_side_arrives_after_both_finished) {
+    crew_test::watchdog dog(60s);
+    pool().run([] {
+        for (int i = 0; i < 200; ++i) {
+            std::atomic<bool> other_finished{false};
+            EXPECT_THROW(crew::join([] { throw std::runtime_error("left"); },
+                                    [&] { other_finished.store(true); }),
+                         std::runtime_error);
+            EXPECT_TRUE(other_finished.load());
+            other_finished.store(false);
+            EXPECT_THROW(crew::join([&] { other_finished.store(true); },
+                                    [] { throw std::logic_error("right"); }),
+                         std::logic_error);
+            EXPECT_TRUE(other_finished.load());
+            try {
+                crew::join([] { throw std::runtime_error("left"); }, [] { throw std::logic_error("right"); });
+                ADD_FAILURE() << "join swallowed both exceptions";
+            } catch (const std::runtime_error&) {  // the left one wins
+            }
+        }
+    });
+}
+
+TEST_P(join_suite, exceptions_deep_in_a_tree_reach_the_root_and_the_pool_keeps_working) {
+    crew_test::watchdog dog(60s);
+    struct thrower {
+        static long run(int n) {
+            if (n == 1) throw std::out_of_range("leaf");
+            if (n < 2) return n;
+            auto [a, b] = crew::join([&] { return run(n - 1); }, [&] { return fib(n - 2); });
+            return a + b;
+        }
+    };
+    EXPECT_THROW(pool().run([] { return thrower::run(20); }), std::out_of_range);
+    EXPECT_EQ(pool().run([] { return fib(20); }), fib_serial(20));
+}
+
+TEST_P(join_suite, spawned_tasks_left_above_the_job_are_run) {
+    crew_test::watchdog dog(60s);
+    std::atomic<int> ran{0};
+    pool().run([&] {
+        crew::join(
+            [&] {
+                for (int i = 0; i < 100; ++i) crew::spawn([&] { ran.fetch_add(1); });
+            },
+            [&] { ran.fetch_add(1000); });
+    });
+    while (ran.load() != 1100) std::this_thread::yield();
+}
+
+CREW_ALL_POOL_SIZES(join_suite);
+
+TEST(join, fib_40_completes_on_a_one_worker_pool) {
+    crew_test::watchdog dog(600s);
+    crew::pool p(1);
+    int n = crew_test::scaled(10) == 10 ? 40 : 30;  // sanitizer builds take the smaller tree
+    EXPECT_EQ(p.run([n] { return fib(n); }), fib_serial(n));
+}
+
+TEST(join, works_from_outside_any_pool) {
+    crew_test::watchdog dog(60s);
+    EXPECT_EQ(fib(15), fib_serial(15));
+}
+
+}  // namespace
