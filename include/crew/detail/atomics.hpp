@@ -13,6 +13,7 @@
 //   static void yield();                       // give the core away for a moment
 //   static void wait(atomic<std::uint32_t>&, std::uint32_t expected);  // sleep while value == expected
 //   static void wake_one(atomic<std::uint32_t>&); static void wake_all(atomic<std::uint32_t>&);
+//   static constexpr bug injected_bug;         // bug::none in production (see below)
 #pragma once
 
 #include <atomic>
@@ -35,10 +36,26 @@ namespace crew::detail {
 // Cache-line size used to keep owner-written and thief-written fields apart.
 inline constexpr std::size_t cache_line = 64;
 
+// Known bugs that the model-check build re-introduces one at a time, to prove that the model
+// checker catches them (tests/reliability, label `teeth`). The lock-free code tests
+// `Policy::injected_bug` with `if constexpr`, so with bug::none (every production policy) the
+// code is exactly the correct algorithm.
+enum class bug : unsigned {
+    none,
+    no_pop_fence,          // chase_lev pop(): no seq_cst fence between the bottom store and the top load
+    no_steal_fence,        // chase_lev steal(): no seq_cst fence between the top load and the bottom load
+    take_before_cas,       // chase_lev steal(): remove the item from its slot before winning the CAS
+    last_without_cas,      // chase_lev pop(): take the last item without racing thieves through top
+    relaxed_grow_publish,  // chase_lev grow: publish the bigger buffer with a relaxed store
+    no_park_fence,         // parking prepare_park(): no seq_cst fence between announcing and reading
+    park_without_recheck,  // the worker-loop model parks without re-checking the queues
+};
+
 struct std_atomics {
     template <class T>
     using atomic = std::atomic<T>;
     using mutex = std::mutex;
+    static constexpr bug injected_bug = bug::none;
 
     static void fence(std::memory_order order) noexcept { std::atomic_thread_fence(order); }
 

@@ -117,7 +117,7 @@ public:
     std::uint32_t prepare_park() noexcept {
         state_.fetch_add(one_sleeper, std::memory_order_relaxed);
         // seq_cst fence: partner of the fence in notify_one()/notify_all(); see the invariant above.
-        Policy::fence(std::memory_order_seq_cst);
+        if constexpr (Policy::injected_bug != bug::no_park_fence) Policy::fence(std::memory_order_seq_cst);
         // acquire: pairs with bump_and_wake()'s release; if we read a new epoch we also see the work
         // published before it.
         return epoch_.load(std::memory_order_acquire);
