@@ -73,7 +73,7 @@ private:
 // results on any pool size and from run to run, also for floating point.
 class deterministic_partition {
 public:
-    static constexpr std::size_t default_grain = 2048;
+    static constexpr std::size_t default_grain = 8192;
     constexpr deterministic_partition() noexcept = default;
     template <std::integral I>
     constexpr explicit deterministic_partition(I grain) : grain_(checked(grain)) {}

@@ -30,26 +30,33 @@ T fold_serial(I first, std::size_t b, std::size_t e, Op& op, Tr& tr) {
     return acc;
 }
 
-// For floating point the serial fold is bound by the latency of one add per element. Folding four
-// contiguous quarters side by side and combining them left to right keeps four adds in flight and
-// needs only associativity (a fixed function of [b, e), so deterministic results stay so).
+// Folds the 4 * K elements at `first + b` as four runs of K, side by side, combined left to right.
+template <std::size_t K, class T, class I, class Op, class Tr>
+T fold_chunk(I first, std::size_t b, Op& op, Tr& tr) {
+    auto x = [&](std::size_t i) -> decltype(auto) { return tr(element_at(advance_by(first, b + i))); };
+    T a0(x(0)), a1(x(K)), a2(x(2 * K)), a3(x(3 * K));
+    for (std::size_t j = 1; j != K; ++j) {
+        a0 = op(a0, x(j));
+        a1 = op(a1, x(K + j));
+        a2 = op(a2, x(2 * K + j));
+        a3 = op(a3, x(3 * K + j));
+    }
+    return T(op(T(op(T(op(a0, a1)), a2)), a3));
+}
+
+// For floating point a serial fold waits for one add per element. Folding chunks of 64 elements
+// as four runs of 16 side by side keeps four adds in flight, reads memory in order, and needs only
+// associativity; it is a fixed function of [b, e), so deterministic results stay so.
 template <class T, class I, class Op, class Tr>
 T fold_leaf(I first, std::size_t b, std::size_t e, Op& op, Tr& tr) {
     if constexpr (std::is_floating_point_v<T>) {
-        const std::size_t len = e - b;
-        if (len >= 64) {
-            const std::size_t q = len / 4;
-            I p0 = advance_by(first, b), p1 = advance_by(first, b + q), p2 = advance_by(first, b + 2 * q),
-              p3 = advance_by(first, b + 3 * q);
-            T a0(tr(element_at(p0))), a1(tr(element_at(p1))), a2(tr(element_at(p2))), a3(tr(element_at(p3)));
-            for (std::size_t j = 1; j != q; ++j) {
-                a0 = op(a0, tr(element_at(++p0)));
-                a1 = op(a1, tr(element_at(++p1)));
-                a2 = op(a2, tr(element_at(++p2)));
-                a3 = op(a3, tr(element_at(++p3)));
-            }
-            for (std::size_t i = b + 4 * q; i != e; ++i) a3 = op(a3, tr(element_at(++p3)));
-            return T(op(T(op(T(op(a0, a1)), a2)), a3));
+        constexpr std::size_t K = 16, chunk = 4 * K;
+        if (e - b >= 2 * chunk) {
+            T acc = fold_chunk<K, T>(first, b, op, tr);
+            std::size_t i = b + chunk;
+            for (; e - i >= chunk; i += chunk) acc = op(acc, fold_chunk<K, T>(first, i, op, tr));
+            for (; i != e; ++i) acc = op(acc, tr(element_at(advance_by(first, i))));
+            return acc;
         }
     }
     return fold_serial<T>(first, b, e, op, tr);
