@@ -1,0 +1,31 @@
+// The default pool and CREW_NUM_THREADS. CTest runs this binary twice with different environments
+// (see tests/CMakeLists.txt): CREW_NUM_THREADS=3, and CREW_NUM_THREADS=abc.
+#include <crew/crew.hpp>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+std::string env_value() {
+    const char* s = std::getenv("CREW_NUM_THREADS");
+    return s ? s : "";
+}
+
+TEST(default_pool, honours_or_rejects_crew_num_threads) {
+    if (env_value() == "3") {
+        EXPECT_EQ(crew::default_pool().size(), 3u);
+        auto [a, b] = crew::join([] { return 1; }, [] { return 2; });
+        EXPECT_EQ(a + b, 3);
+    } else if (env_value() == "abc") {
+        EXPECT_THROW(crew::default_pool(), std::invalid_argument);
+        EXPECT_THROW(crew::join([] {}, [] {}), std::invalid_argument);
+        EXPECT_THROW(crew::task_group{}, std::invalid_argument);
+    } else {
+        EXPECT_EQ(crew::default_pool().size(), crew::default_concurrency());
+    }
+}
+
+}  // namespace
