@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +43,7 @@ struct problem {
     double bytes = 0;       // bytes streamed per run (GB/s column), 0 = not applicable
     std::string time_label = "time";  // what "time" means for this problem (e.g. "p50 latency")
     int max_reps = 0;                 // > 0: at most this many reps per cell (slow probes)
+    std::function<void()> release;    // frees the problem's input after its last cell
     std::vector<impl> impls;
 };
 
@@ -109,6 +111,27 @@ sample timed(F&& f) {
     s.seconds = seconds_since(t0);
     s.check = static_cast<std::uint64_t>(v);
     return s;
+}
+
+// Input data built on first use (untimed, inside a cell) and freed when the problem is done, so
+// the peak-RSS column of a cell counts its own problem's input only.
+template <class T>
+struct lazy {
+    std::function<std::unique_ptr<T>()> make;
+    std::unique_ptr<T> value;
+    explicit lazy(std::function<std::unique_ptr<T>()> m) : make(std::move(m)) {}
+    T& get() {
+        if (!value) value = make();
+        return *value;
+    }
+    void reset() { value.reset(); }
+};
+
+template <class T, class Make>
+std::shared_ptr<lazy<T>> make_lazy(problem& p, Make make) {
+    auto l = std::make_shared<lazy<T>>(make);
+    p.release = [l] { l->reset(); };
+    return l;
 }
 
 // Keeps a value alive for the optimizer without costing anything.

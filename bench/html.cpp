@@ -94,13 +94,14 @@ std::string hbar_chart(const std::string& cls, const std::string& pname, const s
 
 std::string speedup_chart(const results& r, const problem& p, const std::vector<const cell*>& cells) {
     std::vector<std::size_t> ts = r.cfg.threads;
-    double smax = static_cast<double>(*std::max_element(ts.begin(), ts.end()));
+    double smax = 0.05;  // the axis fits the data; the ideal line is drawn only when it fits too
     std::map<std::string, std::vector<std::pair<std::size_t, double>>> lines;
     for (auto* c : cells)
         if (!c->serial && c->speedup > 0) lines[c->impl].push_back({c->threads, c->speedup});
     if (lines.empty()) return "";
     for (auto& [k, v] : lines)
         for (auto& [t, s] : v) smax = std::max(smax, s);
+    smax *= 1.1;
     const int left = 50, top = 15, w = 380, h = 220, legend = 150;
     auto px = [&](double t) {
         double tmax = static_cast<double>(*std::max_element(ts.begin(), ts.end()));
@@ -117,10 +118,14 @@ std::string speedup_chart(const results& r, const problem& p, const std::vector<
         o << "<text x=\"" << n2(px(static_cast<double>(t))) << "\" y=\"" << top + h + 16 << "\" text-anchor=\"middle\">" << t
           << "</text>";
     o << "<text x=\"" << left + w / 2 << "\" y=\"" << top + h + 34 << "\" text-anchor=\"middle\">threads</text>";
-    for (double s = 0; s <= smax + 1e-9; s += std::max(0.5, std::ceil(smax / 4 * 2) / 2))
-        o << "<text x=\"" << left - 6 << "\" y=\"" << n2(py(s) + 4) << "\" text-anchor=\"end\">" << n2(s) << "</text>";
-    o << "<line class=\"ideal\" x1=\"" << n2(px(1)) << "\" y1=\"" << n2(py(1)) << "\" x2=\"" << n2(px(static_cast<double>(ts.back())))
-      << "\" y2=\"" << n2(py(static_cast<double>(ts.back()))) << "\" stroke=\"#bbb\" stroke-dasharray=\"4 3\"/>";
+    for (int k = 0; k <= 4; ++k)
+        o << "<text x=\"" << left - 6 << "\" y=\"" << n2(py(smax * k / 4) + 4) << "\" text-anchor=\"end\">" << n2(smax * k / 4) << "</text>";
+    double tmax = static_cast<double>(*std::max_element(ts.begin(), ts.end()));
+    if (smax >= 1) {
+        double tend = std::min(tmax, smax);
+        o << "<line class=\"ideal\" x1=\"" << n2(px(1)) << "\" y1=\"" << n2(py(1)) << "\" x2=\"" << n2(px(tend))
+          << "\" y2=\"" << n2(py(tend)) << "\" stroke=\"#bbb\" stroke-dasharray=\"4 3\"/>";
+    }
     int ly = top + 10;
     for (auto& [impl, pts] : lines) {
         std::string c = color(impl);
@@ -134,7 +139,7 @@ std::string speedup_chart(const results& r, const problem& p, const std::vector<
           << "\"/><text x=\"" << left + w + 30 << "\" y=\"" << ly << "\">" << esc(impl) << "</text>";
         ly += 16;
     }
-    o << "</svg><figcaption>speed-up over serial against thread count (dashed: ideal)</figcaption></figure>\n";
+    o << "</svg><figcaption>speed-up over serial against thread count (dashed: ideal linear scaling, when it fits)</figcaption></figure>\n";
     return o.str();
 }
 

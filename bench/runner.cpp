@@ -132,6 +132,7 @@ void run_problem(const config& cfg, const problem& p, results& out, std::size_t&
         }
         if (p.bytes > 0) c.gbps = p.bytes / c.median / 1e9;
     }
+    if (p.release) p.release();
     if (isatty(2)) std::fprintf(stderr, "\r%100s\r", "");
 }
 

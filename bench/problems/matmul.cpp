@@ -62,14 +62,15 @@ problem make_matmul(const config& cfg, std::vector<std::string>& notes) {
     double calls = 0, level = 1;
     for (int s = n; s > 32; s /= 2) calls += (level *= 8);
     p.tasks = calls;
-    auto m = std::make_shared<matrices>(n);
+    auto input = make_lazy<matrices>(p, [n] { return std::make_unique<matrices>(n); });
     add_fork_join_impls(
         p, notes,
-        [m]<class Fork>() {
-            multiply<Fork>(m->a.data(), m->b.data(), m->c.data(), m->n, m->n);
-            return verify(*m);
+        [input]<class Fork>() {
+            matrices& m = input->get();
+            multiply<Fork>(m.a.data(), m.b.data(), m.c.data(), m.n, m.n);
+            return verify(m);
         },
-        [m] { std::fill(m->c.begin(), m->c.end(), 0); });
+        [input] { std::fill(input->get().c.begin(), input->get().c.end(), 0); });
     return p;
 }
 

@@ -29,20 +29,20 @@ problem make_sort(const config& cfg, std::vector<std::string>& notes) {
     p.size_note = cfg.quick ? "quick mode: 4M ints (full: 10M)" : "";
     p.what = "sort random 32-bit integers: crew::parallel_sort vs std::sort vs tbb::parallel_sort";
     note_missing_peers(notes);
-    auto st = std::make_shared<state>(n);
-    auto prepare = [st] { st->reset(); };
-    auto check = [st] { return st->check(); };
-    p.impls.push_back(checked_impl("serial", make_no_env, [st](no_env&, std::size_t) {
-        std::sort(st->work.begin(), st->work.end());
+    auto input = make_lazy<state>(p, [n] { return std::make_unique<state>(n); });
+    auto prepare = [input] { input->get().reset(); };
+    auto check = [input] { return input->get().check(); };
+    p.impls.push_back(checked_impl("serial", make_no_env, [input](no_env&, std::size_t) {
+        std::sort(input->get().work.begin(), input->get().work.end());
     }, prepare, check, true));
 #if CREW_BENCH_HAVE_ALGORITHMS
-    p.impls.push_back(checked_impl("crew", make_crew_env, [st](crew::pool& pool, std::size_t) {
-        pool.run([&] { crew::parallel_sort(st->work.begin(), st->work.end()); });
+    p.impls.push_back(checked_impl("crew", make_crew_env, [input](crew::pool& pool, std::size_t) {
+        pool.run([&] { crew::parallel_sort(input->get().work.begin(), input->get().work.end()); });
     }, prepare, check));
 #endif
 #if CREW_BENCH_HAVE_TBB
-    p.impls.push_back(checked_impl("onetbb", make_tbb_env, [st](tbb::task_arena& arena, std::size_t) {
-        arena.execute([&] { tbb::parallel_sort(st->work.begin(), st->work.end()); });
+    p.impls.push_back(checked_impl("onetbb", make_tbb_env, [input](tbb::task_arena& arena, std::size_t) {
+        arena.execute([&] { tbb::parallel_sort(input->get().work.begin(), input->get().work.end()); });
     }, prepare, check));
 #endif
     return p;
