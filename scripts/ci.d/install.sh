@@ -1,11 +1,16 @@
-# Sourced by scripts/test.sh: install crew into a temporary prefix and build a find_package consumer.
+# Sourced by scripts/test.sh: crew as a dependency, both ways: find_package(crew) after
+# `cmake --install`, and add_subdirectory(crew).
+consumer_check() {  # consumer_check <label> <build dir>
+  if cmake --build "$2" >/dev/null && "./$2/consumer"; then
+    echo "$1 consumer: ok"; total_passed=$((total_passed + 1))
+  else
+    echo "$1 consumer: FAILED"; total_failed=$((total_failed + 1))
+  fi
+}
 prefix=$(mktemp -d)
 cmake --install build/gcc --prefix "$prefix" >/dev/null
 cmake -S tests/install -B build/install-check -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
-cmake --build build/install-check >/dev/null
-if ./build/install-check/consumer; then
-  echo "find_package(crew) consumer: ok"; total_passed=$((total_passed + 1))
-else
-  echo "find_package(crew) consumer: FAILED"; total_failed=$((total_failed + 1))
-fi
+consumer_check "find_package(crew)" build/install-check
+cmake -S tests/subdirectory -B build/subdirectory-check -G Ninja -DCREW_SOURCE_DIR="$PWD" >/dev/null
+consumer_check "add_subdirectory(crew)" build/subdirectory-check
 rm -rf "$prefix"
