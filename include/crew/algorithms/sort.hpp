@@ -112,16 +112,35 @@ private:
         if constexpr (IntoBuffer) std::move(at(a_, b), at(a_, e), buf_ + b);
     }
 
+    // Small trivially copyable elements (integers, floating point, small PODs) merge without a
+    // branch on the comparison: random keys would mispredict about every other one.
+    static constexpr bool branchless = std::is_trivially_copyable_v<T> && sizeof(T) <= 2 * sizeof(void*);
+
+    template <class Src, class Dst>
+    void merge_serial(Src x0, Src x1, Src y0, Src y1, Dst out) {
+        if constexpr (branchless) {
+            while (x0 != x1 && y0 != y1) {
+                const bool take_y = comp_(*y0, *x0);  // ties take x: stable
+                *out = take_y ? *y0 : *x0;
+                ++out;
+                y0 += take_y;
+                x0 += !take_y;
+            }
+            out = std::copy(x0, x1, out);
+            std::copy(y0, y1, out);
+        } else {
+            std::merge(std::make_move_iterator(x0), std::make_move_iterator(x1), std::make_move_iterator(y0),
+                       std::make_move_iterator(y1), out, comp_);
+        }
+    }
+
     // Moves the merge of sorted runs [x0, x1) and [y0, y1) to out; ties take from the x run.
     template <class Src, class Dst>
     void merge(Src x0, Src x1, Src y0, Src y1, Dst out) {
         if (cancel_.cancelled()) return;
         const std::size_t nx = static_cast<std::size_t>(x1 - x0), ny = static_cast<std::size_t>(y1 - y0);
         if (nx + ny <= merge_grain_ || nx == 0 || ny == 0) {
-            cancel_.guard([&] {
-                std::merge(std::make_move_iterator(x0), std::make_move_iterator(x1), std::make_move_iterator(y0),
-                           std::make_move_iterator(y1), out, comp_);
-            });
+            cancel_.guard([&] { merge_serial(x0, x1, y0, y1, out); });
             return;
         }
         Src xm, ym;
