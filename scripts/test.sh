@@ -48,11 +48,11 @@ run_ctest build/clang -L concurrency
 
 echo "== ThreadSanitizer"
 build build/tsan -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCREW_SANITIZE=thread -DCREW_BUILD_BENCH=OFF
-CREW_TEST_SCALE_DOWN=10 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" run_ctest build/tsan -L concurrency
+CREW_TEST_SCALE_DOWN=10 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" run_ctest build/tsan -LE 'long|model|teeth|fuzz'
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
 build build/asan -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCREW_SANITIZE=address,undefined -DCREW_BUILD_BENCH=OFF
-CREW_TEST_SCALE_DOWN=10 ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1" run_ctest build/asan -L concurrency
+CREW_TEST_SCALE_DOWN=10 ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1" run_ctest build/asan -LE 'long|model|teeth|fuzz'
 
 # Extra tiers register themselves as scripts/ci.d/*.sh; each may call build and run_ctest.
 for tier in scripts/ci.d/*.sh; do

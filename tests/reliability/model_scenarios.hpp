@@ -1,0 +1,309 @@
+// tests/reliability/model_scenarios.hpp -- the Relacy scenarios for crew's lock-free code (used by
+// model_check.cpp and model_teeth.cpp).
+//
+// What is checked. Every scenario instantiates the production header (crew/detail/chase_lev.hpp,
+// parking.hpp, injector.hpp) with relacy_atomics<Bug>; Relacy explores random schedules over its
+// C++11 memory model (stale loads allowed wherever the orderings allow them), and reports data
+// races on rl::var, failed RL_ASSERTs, deadlocks (every thread blocked) and livelocks.
+//
+//   deque scenarios (one owner, two thieves, capacity 2 or 4): each item carries an rl::var payload
+//   written before push and read by whoever takes it (so publication is race-checked); each id must
+//   be taken exactly once, counting what the owner drains after all threads finished.
+//   parking scenario: the worker-loop model (see parking_model) must never end with a queued task
+//   and every worker asleep; Relacy reports that state as a deadlock.
+#pragma once
+
+#include "reliability/relacy_policy.hpp"
+
+#include <cstdio>
+#include <ostream>
+#include <streambuf>
+
+namespace crew_model {
+
+using crew::detail::chase_lev_deque;
+using crew::detail::steal_status;
+
+// ---------------------------------------------------------------------------------------------
+// Deque scenarios
+
+struct item {
+    rl::var<int> payload;
+    int id = 0;
+};
+
+constexpr int max_items = 8;
+constexpr int payload_of(int id) { return 1000 + id; }
+
+template <class Policy, class Scenario>
+struct deque_model : rl::test_suite<deque_model<Policy, Scenario>, 3> {
+    aligned_box<chase_lev_deque<item, Policy>> deque{Scenario::capacity};
+    item items[max_items];
+    int taken[max_items] = {};
+    int pushed = 0;
+
+    deque_model() {
+        for (int i = 0; i < max_items; ++i) items[i].id = i;
+    }
+
+    // Owner: publish the next id.
+    void push() {
+        RL_ASSERT(pushed < max_items);
+        item& it = items[pushed++];
+        it.payload(RL_INFO) = payload_of(it.id);
+        deque->push(&it);
+    }
+    // Owner: pop and take.
+    void pop() {
+        if (item* it = deque->pop()) take(it);
+    }
+    // Thief: one steal attempt.
+    void steal() {
+        crew::detail::steal_result<item> r = deque->steal();
+        if (r.status == steal_status::success) {
+            RL_ASSERT(r.item != nullptr);
+            take(r.item);
+        } else {
+            RL_ASSERT(r.item == nullptr);
+        }
+    }
+    void take(item* it) {
+        RL_ASSERT(it != nullptr);
+        if (it == nullptr) return;
+        RL_ASSERT(it->payload(RL_INFO) == payload_of(it->id));  // and Relacy checks the access races
+        RL_ASSERT(taken[it->id] == 0);                           // no id twice
+        ++taken[it->id];
+    }
+
+    void thread(unsigned index) {
+        if (index == 0)
+            Scenario::owner(*this);
+        else
+            Scenario::thief(*this);
+    }
+
+    void after() {
+        while (item* it = deque->pop()) take(it);
+        for (int i = 0; i < pushed; ++i) RL_ASSERT(taken[i] == 1);  // no id lost
+        RL_ASSERT(deque->size_hint() == 0);
+    }
+};
+
+// push/pop/steal mixes; with capacity 2 the fourth live item grows the buffer.
+template <int Capacity>
+struct mix {
+    static constexpr int capacity = Capacity;
+    template <class M>
+    static void owner(M& m) {
+        m.push();
+        m.push();
+        m.pop();
+        m.push();
+        m.push();
+        m.pop();
+        m.push();
+        m.pop();
+        m.pop();
+    }
+    template <class M>
+    static void thief(M& m) {
+        m.steal();
+        m.steal();
+    }
+};
+
+// Growth while thieves steal: five pushes from capacity 2 grow it twice (2 -> 4 -> 8).
+template <int Capacity>
+struct growth {
+    static constexpr int capacity = Capacity;
+    template <class M>
+    static void owner(M& m) {
+        for (int i = 0; i < 5; ++i) m.push();
+        m.pop();
+    }
+    template <class M>
+    static void thief(M& m) {
+        m.steal();
+        m.steal();
+    }
+};
+
+// The last items raced by the owner's pop and two thieves.
+template <int Capacity>
+struct last_item {
+    static constexpr int capacity = Capacity;
+    template <class M>
+    static void owner(M& m) {
+        m.push();
+        m.push();
+        m.pop();
+        m.pop();
+        m.push();
+        m.pop();
+    }
+    template <class M>
+    static void thief(M& m) {
+        m.steal();
+        m.steal();
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Sleep/wake model: thread 0 submits two tasks through an injector (push, then notify_one, as
+// registry::inject does); threads 1 and 2 run a small copy of worker::run_loop / idle_cold /
+// park_cold (find work, search under the half rule, announce, re-check, park). The task that
+// completes the last id sets `stop` and wakes everyone (shutdown). A lost wakeup leaves a worker
+// asleep with a task queued and nothing left to wake it: Relacy reports the deadlock.
+
+struct job {
+    job* next = nullptr;
+    int id = 0;
+};
+
+template <class Policy>
+struct parking_model : rl::test_suite<parking_model<Policy>, 3> {
+    static constexpr int jobs = 2;
+    aligned_box<crew::detail::basic_injector<job, Policy>> injector;
+    aligned_box<crew::detail::basic_parking<Policy>> lot{2u};
+    model_atomic<int> done{0};
+    model_atomic<bool> stop{false};
+    job items[jobs];
+    int runs[jobs] = {};
+
+    parking_model() {
+        for (int i = 0; i < jobs; ++i) items[i].id = i;
+    }
+
+    void run(job* j) {
+        RL_ASSERT(runs[j->id] == 0);
+        ++runs[j->id];
+        if (done.fetch_add(1, std::memory_order::acq_rel) + 1 == jobs) {
+            stop.store(true, std::memory_order::release);
+            lot->notify_all();
+        }
+    }
+
+    bool work_visible() { return !injector->empty_hint(); }
+
+    void worker() {
+        bool searching = false;
+        for (;;) {
+            if (job* j = injector->pop()) {
+                if (searching) {
+                    searching = false;
+                    if (lot->end_search()) lot->notify_one();
+                }
+                run(j);
+                continue;
+            }
+            if (stop.load(std::memory_order::acquire)) break;
+            if (!searching) searching = lot->try_begin_search();
+            if (searching) {  // the spin phase found nothing: stop searching, go to sleep
+                searching = false;
+                lot->end_search();
+            }
+            std::uint32_t key = lot->prepare_park();
+            if constexpr (Policy::injected_bug != bug::park_without_recheck) {
+                if (stop.load(std::memory_order::acquire) || work_visible()) {
+                    searching = lot->cancel_park();
+                    continue;
+                }
+            }
+            searching = lot->park(key);
+        }
+        if (searching) lot->end_search();
+    }
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            for (int i = 0; i < jobs; ++i) {
+                RL_ASSERT(injector->push(&items[i]));
+                lot->notify_one();
+            }
+        } else {
+            worker();
+        }
+    }
+
+    void after() {
+        for (int i = 0; i < jobs; ++i) RL_ASSERT(runs[i] == 1);
+        RL_ASSERT(lot->searching() == 0);
+        RL_ASSERT(lot->sleepers() == 0);
+    }
+};
+
+
+// ---------------------------------------------------------------------------------------------
+// Running a scenario
+
+struct outcome {
+    bool passed;
+    unsigned long long schedules;  // schedules run (up to and including the failing one)
+};
+
+// Relacy writes its report (the whole history of a failing execution) while its allocator hooks
+// are live, so the stream must not allocate: this one forwards the first `max_lines` lines to
+// stdout (indented) and drops the rest.
+class head_buf : public std::streambuf {
+public:
+    explicit head_buf(int max_lines) : left_(max_lines) {}
+
+protected:
+    int_type overflow(int_type ch) override {
+        if (ch == traits_type::eof() || left_ <= 0) return traits_type::not_eof(ch);
+        if (at_line_start_) std::fputs("    | ", stdout);
+        std::fputc(ch, stdout);
+        at_line_start_ = ch == '\n';
+        if (at_line_start_) --left_;
+        return ch;
+    }
+
+private:
+    int left_;
+    bool at_line_start_ = true;
+};
+
+// Runs `Test` under Relacy's random scheduler for up to `schedules` executions; stops at the first
+// failure and prints the head of Relacy's report (`report_lines` lines).
+template <class Test>
+outcome simulate(unsigned long long schedules, int report_lines) {
+    head_buf buf(report_lines);
+    std::ostream out(&buf);
+    rl::test_params params;
+    params.iteration_count = schedules;
+    params.search_type = rl::random_scheduler_type;
+    params.output_stream = &out;
+    params.progress_stream = &out;
+    bool ok = rl::simulate<Test>(params);
+    std::fflush(stdout);
+    return {ok, static_cast<unsigned long long>(params.stop_iteration)};
+}
+
+struct scenario {
+    const char* name;
+    outcome (*run)(unsigned long long schedules, int report_lines);
+};
+
+template <bug Bug, class Scenario>
+constexpr scenario deque_scenario(const char* name) {
+    return {name, &simulate<deque_model<relacy_atomics<Bug>, Scenario>>};
+}
+template <bug Bug>
+constexpr scenario parking_scenario(const char* name) {
+    return {name, &simulate<parking_model<relacy_atomics<Bug>>>};
+}
+
+// The correct code: every scenario (model_check.cpp).
+inline constexpr int scenario_count = 7;
+extern const scenario correct_scenarios[scenario_count];
+
+// A bug and the scenarios that must catch it (model_teeth.cpp).
+struct bug_entry {
+    const char* name;
+    const scenario* scenarios;
+    int count;
+};
+inline constexpr int bug_count = 7;
+extern const bug_entry bugs[bug_count];
+
+}  // namespace crew_model
