@@ -1,5 +1,7 @@
 // The 10,000,000-element differential runs (label `heavy`) and a range of more than 2^32 indices.
 #include <algorithm>
+#include <cstring>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -15,13 +17,10 @@ class algorithms_heavy : public crew_test::pool_test {};
 
 TEST_P(algorithms_heavy, sorts_match_std) {
     crew_test::watchdog dog(std::chrono::seconds(300));
-    static const std::vector<int> input = random_ints(big, 2024, std::numeric_limits<int>::min(),
-                                                      std::numeric_limits<int>::max());
-    static const std::vector<int> sorted = [] {
-        auto s = input;
-        std::sort(s.begin(), s.end());
-        return s;
-    }();
+    const auto input = random_ints(big, 2024 + static_cast<std::uint32_t>(workers()), std::numeric_limits<int>::min(),
+                                   std::numeric_limits<int>::max());
+    auto sorted = input;
+    std::sort(sorted.begin(), sorted.end());
     auto v = input;
     pool().run([&] { crew::parallel_sort(v.begin(), v.end()); });
     EXPECT_TRUE(v == sorted);
@@ -41,6 +40,9 @@ TEST_P(algorithms_heavy, loops_reductions_and_scans_match_std) {
         crew::parallel_transform(v.begin(), v.end(), out.begin(), [](int x) { return 3L * x; });
         std::transform(v.begin(), v.end(), want.begin(), [](int x) { return 3L * x; });
         EXPECT_TRUE(out == want);
+        auto w = v;
+        crew::parallel_for_each(w.begin(), w.end(), [](int& x) { x ^= 0x5555; });
+        for (std::size_t i = 0; i < big; ++i) ASSERT_EQ(w[i], v[i] ^ 0x5555);
         std::vector<char> hits(big, 0);
         crew::parallel_for(std::size_t{0}, big, [&](std::size_t i) { ++hits[i]; });
         EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), static_cast<std::ptrdiff_t>(big));
@@ -58,6 +60,22 @@ TEST_P(algorithms_heavy, loops_reductions_and_scans_match_std) {
 }
 
 CREW_ALL_POOL_SIZES(algorithms_heavy);
+
+TEST(algorithms_heavy_deterministic, ten_million_doubles_sum_to_the_same_bits_on_every_pool_size) {
+    crew_test::watchdog dog(std::chrono::seconds(300));
+    auto d = random_doubles(big, 31);
+    std::vector<double> sums;
+    for (std::size_t workers : {1, 2, 4, 8}) {
+        crew::pool p(workers);
+        sums.push_back(p.run([&] { return crew::parallel_reduce(crew::deterministic, d.begin(), d.end(), 0.0); }));
+        sums.push_back(p.run([&] {
+            return crew::parallel_transform_reduce(crew::deterministic, d.begin(), d.end(), 0.0, std::plus<>(),
+                                                   [](double x) { return x * x; });
+        }));
+    }
+    for (std::size_t i = 2; i < sums.size(); ++i)
+        EXPECT_EQ(std::memcmp(&sums[i], &sums[i % 2], sizeof(double)), 0) << i;
+}
 
 // More than 2^32 elements: the count must not wrap.
 TEST(algorithms_huge, index_range_longer_than_2_pow_32) {
