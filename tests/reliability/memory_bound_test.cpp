@@ -2,7 +2,8 @@
 // back after a drain (docs/GUARANTEES.md, "memory").
 //
 // Live heap bytes are counted by this binary's own operator new/delete (malloc_usable_size of each
-// block), so the figures hold under every allocator and sanitizer. Peak RSS is reported too.
+// block), so the figures do not depend on the allocator; under a sanitizer (whose runtime owns
+// operator new) the sanitizer allocator's own count is used. Peak RSS is reported too.
 //
 // 1. spawn_from_outside: one outside thread spawns 10,000,000 tasks while every worker is held at
 //    a gate (so none runs before all are queued), then the gate opens and the pool drains. Peak is
@@ -25,6 +26,18 @@
 
 #include "reliability/stress_support.hpp"
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CREW_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define CREW_TEST_SANITIZED 1
+#endif
+#endif
+#if defined(CREW_TEST_SANITIZED)
+#include <sanitizer/allocator_interface.h>
+#endif
+
+#if !defined(CREW_TEST_SANITIZED)
 namespace {
 std::atomic<long long> live_bytes{0};
 std::atomic<long long> peak_bytes{0};
@@ -72,6 +85,26 @@ void operator delete(void* p, std::size_t, std::align_val_t) noexcept { counted_
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { counted_free(p); }
 
 namespace {
+long long live_heap() { return live_bytes.load(); }
+long long peak_heap() { return peak_bytes.load(); }
+void reset_peak(long long to) { peak_bytes.store(to); }
+}  // namespace
+#else
+namespace {
+long long live_heap() { return static_cast<long long>(__sanitizer_get_current_allocated_bytes()); }
+long long sampled_peak = 0;  // sampled where the peak is: when everything is queued
+long long peak_heap() { return sampled_peak > live_heap() ? sampled_peak : live_heap(); }
+void reset_peak(long long to) { sampled_peak = to; }
+}  // namespace
+#endif
+
+namespace {
+
+void sample_peak() {
+#if defined(CREW_TEST_SANITIZED)
+    if (live_heap() > sampled_peak) sampled_peak = live_heap();
+#endif
+}
 
 double mib(long long bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
@@ -84,10 +117,10 @@ long long peak_rss_bytes() {
 // Waits until the live heap is within `allowed` of `target` (tasks free their memory just after
 // they report done), or 30 s pass; returns the last reading.
 long long settle(long long target, long long allowed) {
-    long long now = live_bytes.load();
+    long long now = live_heap();
     for (int i = 0; i < 3000 && now > target + allowed; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        now = live_bytes.load();
+        now = live_heap();
     }
     return now;
 }
@@ -116,6 +149,7 @@ bool gated_burst(crew::pool& p, std::size_t workers, long n) {
         });
     while (held.load() != static_cast<long>(workers)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     for (long i = 0; i < n; ++i) p.spawn([&done] { done.fetch_add(1, std::memory_order_relaxed); });
+    sample_peak();
     const bool none_early = done.load() == 0;
     open.store(true, std::memory_order_release);
     while (done.load() != n) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -131,13 +165,13 @@ TEST(memory_bound, spawn_from_outside_then_drain) {
     // (at most 4096 blocks each, kept for the pool's life), which belong in the baseline.
     ASSERT_TRUE(gated_burst(p, workers, 200'000));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    const long long baseline = live_bytes.load();
-    peak_bytes.store(baseline);
+    const long long baseline = live_heap();
+    reset_peak(baseline);
 
     EXPECT_TRUE(gated_burst(p, workers, n)) << "a task ran before the gate opened";
 
     const long long after = settle(baseline, baseline / 10);
-    const long long peak = peak_bytes.load();
+    const long long peak = peak_heap();
     const long long minimum = n * static_cast<long long>(minimal_task_size::value);
     std::printf("[ memory   ] %ld tasks queued from outside: peak live heap %.1f MiB (%.1f B/task), theoretical "
                 "minimum %.1f MiB (%zu B/task), ratio %.2f; peak RSS %.1f MiB; baseline %.2f MiB, after drain "
@@ -156,12 +190,13 @@ TEST(memory_bound, spawn_from_a_worker_then_drain) {
     crew::pool p(1);
     warm_up(p, 4 * static_cast<long>(crew::detail::task_cache::max_cached));
     p.run([] {});  // the worker's deque exists; whatever it allocated is in the baseline
-    const long long baseline = live_bytes.load();
-    peak_bytes.store(baseline);
+    const long long baseline = live_heap();
+    reset_peak(baseline);
     std::atomic<long> done{0};
     p.run([&] {
         for (long i = 0; i < n; ++i) crew::spawn([&done] { done.fetch_add(1, std::memory_order_relaxed); });
         EXPECT_EQ(done.load(), 0);  // one worker, and it is busy here: nothing ran yet
+        sample_peak();
     });
     while (done.load() != n) std::this_thread::sleep_for(std::chrono::milliseconds(5));
 
@@ -171,7 +206,7 @@ TEST(memory_bound, spawn_from_a_worker_then_drain) {
     const long long after = settle(baseline + deque_bound, baseline / 10);
     std::printf("[ memory   ] %ld tasks on one deque: peak live heap %.1f MiB above baseline, peak RSS %.1f MiB; "
                 "after drain %.1f MiB above baseline (documented bound: deque buffers <= %.1f MiB)\n",
-                n, mib(peak_bytes.load() - baseline), mib(peak_rss_bytes()), mib(after - baseline), mib(deque_bound));
+                n, mib(peak_heap() - baseline), mib(peak_rss_bytes()), mib(after - baseline), mib(deque_bound));
     EXPECT_LE(after, baseline + deque_bound + baseline / 10);
 }
 
