@@ -93,6 +93,7 @@ struct results {
     std::string machine;   // CPU, cores, kernel, compiler
     std::string date;      // UTC
     double total_seconds = 0;
+    double capacity_before = 0, capacity_after = 0;  // parallel_capacity at the largest thread count
 };
 
 // ---- helpers for implementations ----
@@ -175,6 +176,9 @@ problem make_for_overhead(const config&, std::vector<std::string>& notes);
 // ---- the driver pieces (bench/runner.cpp, bench/report.cpp) ----
 void run_problem(const config& cfg, const problem& p, results& out, std::size_t& done, std::size_t total);
 void evaluate_targets(results& r);
+// How many threads' worth of CPU a trivially parallel loop got on `threads` threads just now: the
+// machine's free capacity (2.0 on an idle 2-core machine, less when other processes compete).
+double parallel_capacity(std::size_t threads);
 std::string machine_description();
 void print_table(const results& r);
 void print_targets(const results& r);

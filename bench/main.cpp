@@ -1,6 +1,7 @@
 // crew-bench: crew against serial code, oneTBB, OpenMP tasks and the two seed designs, on the
 // standard fork-join problems and the parallel algorithms. Prints a table and writes a
 // self-contained HTML report (and JSON on request). See docs/BENCHMARKS.md.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -168,8 +169,17 @@ int main_impl(int argc, char** argv) {
     std::printf("}, %d reps per cell; %s\n", cfg.reps, res.machine.c_str());
     for (auto& p : res.problems)
         if (!p.size_note.empty()) res.notes.push_back(p.title + ": " + p.size_note);
+    std::size_t max_threads = *std::max_element(cfg.threads.begin(), cfg.threads.end());
+    res.capacity_before = parallel_capacity(max_threads);
     std::size_t done = 0;
     for (auto& p : res.problems) run_problem(cfg, p, res, done, total);
+    res.capacity_after = parallel_capacity(max_threads);
+    char cap[256];
+    std::snprintf(cap, sizeof cap,
+                  "machine load check: a trivially parallel loop on %zu threads got %.2f threads' worth of CPU "
+                  "before the run and %.2f after (%zu.00 = the machine was quiet)",
+                  max_threads, res.capacity_before, res.capacity_after, max_threads);
+    res.notes.insert(res.notes.begin(), cap);
     res.total_seconds = seconds_since(t0);
     evaluate_targets(res);
     print_table(res);

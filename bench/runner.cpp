@@ -9,6 +9,8 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "harness.hpp"
 
@@ -101,7 +103,25 @@ cell run_cell(const config& cfg, const problem& p, const impl& im, std::size_t t
     return c;
 }
 
+std::uint64_t spin_work(std::uint64_t seed) {
+    std::uint64_t x = seed;
+    for (int i = 0; i < 20000000; ++i) x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return x;
+}
+
 }  // namespace
+
+double parallel_capacity(std::size_t threads) {
+    auto t0 = clock::now();
+    do_not_optimize(spin_work(1));
+    double one = seconds_since(t0);
+    std::vector<std::thread> team;
+    auto t1 = clock::now();
+    for (std::size_t k = 0; k < threads; ++k) team.emplace_back([k] { do_not_optimize(spin_work(k + 2)); });
+    for (auto& t : team) t.join();
+    double all = seconds_since(t1);
+    return static_cast<double>(threads) * one / all;
+}
 
 void run_problem(const config& cfg, const problem& p, results& out, std::size_t& done, std::size_t total) {
     bool have_reference = false;

@@ -56,6 +56,13 @@ problem make_imbalanced_for(const config&, std::vector<std::string>& notes) {
             return st->sum();
         });
     }));
+    p.impls.push_back(loop_impl("crew-static", make_crew_env, [st](crew::pool& pool, std::size_t) {
+        return pool.run([&] {
+            crew::parallel_for(crew::static_partition, std::size_t{0}, items,
+                               [&](std::size_t i) { st->out[i] = item_work(i); });
+            return st->sum();
+        });
+    }));
 #endif
     p.impls.push_back(loop_impl("static-split", make_no_env, [st](no_env&, std::size_t t) {
         static_split(t, items, [&](std::size_t lo, std::size_t hi, std::size_t) {

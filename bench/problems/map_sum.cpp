@@ -38,6 +38,12 @@ problem make_map_sum(const config&, std::vector<std::string>& notes) {
             return crew::parallel_transform_reduce(std::size_t{0}, items, std::uint64_t{0}, std::plus<>{}, map_item);
         });
     }));
+    p.impls.push_back(loop_impl("crew-static", make_crew_env, [](crew::pool& pool, std::size_t) {
+        return pool.run([] {
+            return crew::parallel_transform_reduce(crew::static_partition, std::size_t{0}, items, std::uint64_t{0},
+                                                   std::plus<>{}, map_item);
+        });
+    }));
 #endif
     p.impls.push_back(loop_impl("static-split", make_no_env, [](no_env&, std::size_t t) {
         std::vector<std::uint64_t> partial(t);
