@@ -9,6 +9,7 @@
 # Each stress test prints its seed; CREW_STRESS_SEED=<seed> replays its decisions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/deps.sh
 . scripts/deps.sh
 # shellcheck disable=SC2086
 ensure_packages $CREW_PACKAGES_BUILD $CREW_PACKAGES_TEST
