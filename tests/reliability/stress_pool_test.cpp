@@ -4,6 +4,7 @@
 // Fast tier by default; CREW_STRESS_LONG=1 runs the long tier (10,000 shutdown cycles, more tasks).
 #include <crew/crew.hpp>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <cstdint>
@@ -298,6 +299,64 @@ TEST(stress_payloads, move_only_constructions_and_destructions_balance) {
     }
     EXPECT_EQ(c.invoked.load(), n + 100);
     EXPECT_EQ(c.constructed.load(), c.destroyed.load());
+}
+
+// ---- waiting ------------------------------------------------------------------------------
+
+double cpu_seconds(int who) {
+    rusage u{};
+    getrusage(who, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// A thread outside every pool that waits sleeps: over a 300 ms wait it uses a small fraction of a
+// core (the bound is generous; a spinning waiter would use all 300 ms).
+TEST(stress_waiting, outside_waiter_sleeps) {
+    crew_test::watchdog dog(limit());
+    crew::pool p(2);
+    for (int round = 0; round < 3; ++round) {
+        auto f = p.submit([] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            return 7;
+        });
+        const double before = cpu_seconds(RUSAGE_THREAD);
+        EXPECT_EQ(f.get(), 7);
+        const double used = cpu_seconds(RUSAGE_THREAD) - before;
+        EXPECT_LT(used, 0.1) << "the waiting thread used " << used << " s of CPU in a 300 ms wait";
+    }
+}
+
+// Idle workers park: once the pool has had nothing to do, 500 ms of idleness cost the whole
+// process a small fraction of a core.
+TEST(stress_waiting, idle_workers_park) {
+    crew_test::watchdog dog(limit());
+    crew::pool p(4);
+    for (int i = 0; i < 1000; ++i) p.spawn([] {});
+    p.run([] {});
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // past the spin phase
+    const double before = cpu_seconds(RUSAGE_SELF);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const double used = cpu_seconds(RUSAGE_SELF) - before;
+    EXPECT_LT(used, 0.15) << "4 idle workers used " << used << " s of CPU in 500 ms";
+}
+
+// A worker that waits keeps running tasks: on a one-worker pool, a task waits for a future whose
+// task sits in the same pool, which only the waiting worker itself can run. (A blocking wait
+// would hang here; the watchdog would then print every stack.)
+TEST(stress_waiting, waiting_worker_runs_other_tasks) {
+    crew_test::watchdog dog(limit());
+    const long rounds = crew_test::tier_count(2'000, 50'000);
+    crew::pool p(1);
+    crew::future<long> outer = p.submit([&p] {
+        auto inner = p.submit([] { return 41L; });
+        return inner.get() + 1;  // waits on the pool's only worker: it must run `inner` itself
+    });
+    EXPECT_EQ(outer.get(), 42);
+    for (long r = 0; r < rounds; ++r) {
+        auto f = p.submit([&p, r] { return p.submit([r] { return r; }).get(); });
+        ASSERT_EQ(f.get(), r);
+    }
 }
 
 }  // namespace
