@@ -32,7 +32,7 @@ void expect_throws_everywhere(crew::pool& p, Call call) {
     }
 }
 
-TEST_P(algorithms_behaviour, exceptions_from_any_chunk_reach_the_caller) {
+TEST_P(algorithms_behaviour, exceptions_from_loops_reach_the_caller) {
     crew_test::watchdog dog(std::chrono::seconds(120));
     std::vector<int> v(exc_n);
     std::iota(v.begin(), v.end(), 0);
@@ -50,8 +50,17 @@ TEST_P(algorithms_behaviour, exceptions_from_any_chunk_reach_the_caller) {
         std::vector<int> out(exc_n);
         crew::parallel_transform(v.begin(), v.end(), out.begin(), thrower(k));
     });
+}
+
+TEST_P(algorithms_behaviour, exceptions_from_reductions_scans_sorts_and_invoke_reach_the_caller) {
+    crew_test::watchdog dog(std::chrono::seconds(120));
+    std::vector<int> v(exc_n);
+    std::iota(v.begin(), v.end(), 0);
     expect_throws_everywhere(pool(), [&](std::size_t k) {
-        crew::parallel_transform_reduce(0, exc_n, 0L, std::plus<>(), thrower(k));
+        crew::parallel_transform_reduce(0, exc_n, 0L, std::plus<>(), [k](std::size_t i) {
+            if (i == k) throw test_error("transform");
+            return static_cast<long>(i);
+        });
     });
     expect_throws_everywhere(pool(), [&](std::size_t k) {
         // The op throws when it meets element k (as either operand), wherever that happens.

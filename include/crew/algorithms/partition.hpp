@@ -8,7 +8,9 @@
 //    auto_partitioner do. A range starts with a budget of about 2 x (pool size) splits; every split
 //    halves the budget, and a leaf runs once it is used up. When the right half of a join turns out
 //    to run on another worker than the one that created it (it was stolen, so some worker was idle),
-//    the budget is reset, so only ranges that thieves actually take are split finely.
+//    the budget is reset, so only ranges that thieves actually take are split finely. A leaf runs
+//    in blocks and splits its rest once more whenever its worker's deque has run empty (demand
+//    splitting, below), so uneven work keeps spreading after the budget is spent.
 //  - static_partition: one contiguous chunk per worker, no further splitting.
 //  - simple_partition{grain}: split at midpoints down to chunks of at most `grain` elements.
 //  - deterministic (reductions and scans only): like simple_partition with a fixed grain, so the
@@ -99,10 +101,6 @@ concept partitioner = std::same_as<std::remove_cvref_t<P>, auto_partition_t> ||
 // The iterators crew's algorithms accept: random-access ones (a std::list's are not).
 template <class It>
 concept random_access_input = std::random_access_iterator<It>;
-
-// Either two integers (an index range) or random-access iterators.
-template <class It>
-concept index_or_random_access = std::integral<It> || std::random_access_iterator<It>;
 
 namespace detail {
 
@@ -200,6 +198,39 @@ private:
 
 // ---- the drivers ----
 
+// Demand splitting, for auto_partition's leaves: a leaf runs in blocks of about an eighth of its
+// length, and after each block, if this worker's deque is empty (so a thief would find nothing
+// here), the rest is split once and its right half goes on the deque. Uneven work thus keeps
+// spreading even after the split budget is spent, as oneTBB's auto partitioner keeps splitting
+// while it sees demand; when no one steals, it costs a few joins per leaf.
+inline bool offer_work_wanted(std::size_t rest, const adaptive_splitter& s) noexcept {
+    // reset_to is 2 x the pool size: a pool of one worker has no thieves to offer work to.
+    return s.reset_to > 2 && rest >= 2 * s.min_len && current_worker->queued_hint() == 0;
+}
+
+inline std::size_t demand_block(std::size_t len, const adaptive_splitter& s) noexcept {
+    return len / 8 > s.min_len ? len / 8 : s.min_len;
+}
+
+template <class Splitter, class Leaf>
+void for_divide(Splitter s, std::size_t b, std::size_t e, bool migrated, Leaf& leaf, cancel_flag& cancel);
+
+template <class Leaf>
+void for_leaf(adaptive_splitter s, std::size_t b, std::size_t e, Leaf& leaf, cancel_flag& cancel) {
+    const std::size_t block = demand_block(e - b, s);
+    for (;;) {
+        const std::size_t stop = e - b > block ? b + block : e;
+        cancel.guard([&] { leaf(b, stop); });
+        b = stop;
+        if (b == e || cancel.cancelled()) return;
+        if (offer_work_wanted(e - b, s)) {
+            s.splits = 1;  // exactly one split of the rest
+            for_divide(s, b, e, false, leaf, cancel);
+            return;
+        }
+    }
+}
+
 // Calls leaf(b, e) on disjoint pieces covering [b, e), in parallel.
 template <class Splitter, class Leaf>
 void for_divide(Splitter s, std::size_t b, std::size_t e, bool migrated, Leaf& leaf, cancel_flag& cancel) {
@@ -212,7 +243,36 @@ void for_divide(Splitter s, std::size_t b, std::size_t e, bool migrated, Leaf& l
                    [&] { for_divide(rs, m, e, current_worker != creator, leaf, cancel); });
         return;
     }
-    cancel.guard([&] { leaf(b, e); });
+    if constexpr (std::same_as<Splitter, adaptive_splitter>)
+        for_leaf(s, b, e, leaf, cancel);
+    else
+        cancel.guard([&] { leaf(b, e); });
+}
+
+template <class T, class Splitter, class Leaf, class Combine>
+std::optional<T> reduce_divide(Splitter s, std::size_t b, std::size_t e, bool migrated, Leaf& leaf,
+                               Combine& combine, cancel_flag& cancel);
+
+// As for_leaf, for reductions: the blocks' results are combined left to right, and a split-off
+// rest is combined after them.
+template <class T, class Leaf, class Combine>
+std::optional<T> reduce_leaf(adaptive_splitter s, std::size_t b, std::size_t e, Leaf& leaf, Combine& combine,
+                             cancel_flag& cancel) {
+    const std::size_t block = demand_block(e - b, s);
+    std::size_t stop = e - b > block ? b + block : e;
+    std::optional<T> acc = cancel.guard([&] { return std::optional<T>(std::in_place, leaf(b, stop)); });
+    for (b = stop; b != e; b = stop) {
+        if (cancel.cancelled()) return std::nullopt;
+        if (offer_work_wanted(e - b, s)) {
+            s.splits = 1;  // exactly one split of the rest
+            std::optional<T> rest = reduce_divide<T>(s, b, e, false, leaf, combine, cancel);
+            if (!rest) return std::nullopt;
+            return cancel.guard([&] { return std::optional<T>(std::in_place, combine(std::move(*acc), std::move(*rest))); });
+        }
+        stop = e - b > block ? b + block : e;
+        cancel.guard([&] { *acc = combine(std::move(*acc), leaf(b, stop)); });
+    }
+    return acc;
 }
 
 // Reduces [b, e) (non-empty): leaf(b, e) folds a piece, combine(left, right) joins two adjacent
@@ -233,7 +293,10 @@ std::optional<T> reduce_divide(Splitter s, std::size_t b, std::size_t e, bool mi
         if (!x || !y) return std::nullopt;
         return cancel.guard([&] { return std::optional<T>(std::in_place, combine(std::move(*x), std::move(*y))); });
     }
-    return cancel.guard([&] { return std::optional<T>(std::in_place, leaf(b, e)); });
+    if constexpr (std::same_as<Splitter, adaptive_splitter>)
+        return reduce_leaf<T>(s, b, e, leaf, combine, cancel);
+    else
+        return cancel.guard([&] { return std::optional<T>(std::in_place, leaf(b, e)); });
 }
 
 // Runs leaf over [0, n) in parallel with partitioner p. Must be called on a worker.
