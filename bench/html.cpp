@@ -94,7 +94,7 @@ std::string hbar_chart(const std::string& cls, const std::string& pname, const s
 
 std::string speedup_chart(const results& r, const problem& p, const std::vector<const cell*>& cells) {
     std::vector<std::size_t> ts = r.cfg.threads;
-    double smax = 0.05;  // the axis fits the data; the ideal line is drawn only when it fits too
+    double smax = 1e-3;  // the axis fits the data; the ideal line is drawn only when it fits too
     std::map<std::string, std::vector<std::pair<std::size_t, double>>> lines;
     for (auto* c : cells)
         if (!c->serial && c->speedup > 0) lines[c->impl].push_back({c->threads, c->speedup});
