@@ -24,6 +24,7 @@ const scenario correct_scenarios[scenario_count] = {
     deque_scenario<bug::none, last_item<2>>("deque_last_item_cap2"),
     deque_scenario<bug::none, last_item<4>>("deque_last_item_cap4"),
     parking_scenario<bug::none>("parking_sleep_wake"),
+    parking_deque_scenario<bug::none>("parking_with_deques"),
 };
 
 namespace {

@@ -233,6 +233,98 @@ struct parking_model : rl::test_suite<parking_model<Policy>, 3> {
 };
 
 
+// The same loop over per-worker deques as well (the whole of worker::find_task): the submitter
+// injects one task; whichever worker runs it pushes a child onto its own deque with the hinted
+// (fence-free) notify, as worker::push does; the child is popped by its owner or stolen (a lost
+// steal retries). work_visible() looks at the injector and both deques, as the real re-check does.
+template <class Policy>
+struct parking_deque_model : rl::test_suite<parking_deque_model<Policy>, 3> {
+    static constexpr int jobs = 2;
+    using deque = chase_lev_deque<job, Policy>;
+    aligned_box<crew::detail::basic_injector<job, Policy>> injector;
+    aligned_box<crew::detail::basic_parking<Policy>> lot{2u};
+    aligned_box<deque> deques[2] = {aligned_box<deque>(2), aligned_box<deque>(2)};
+    model_atomic<int> done{0};
+    model_atomic<bool> stop{false};
+    job items[jobs];
+    int runs[jobs] = {};
+
+    parking_deque_model() {
+        for (int i = 0; i < jobs; ++i) items[i].id = i;
+    }
+
+    void run(job* j, int self) {
+        RL_ASSERT(runs[j->id] == 0);
+        ++runs[j->id];
+        if (j->id == 0) {  // the parent spawns the child onto its own deque
+            deques[self]->push(&items[1]);
+            if (lot->wake_wanted()) lot->notify_one_hinted();
+        }
+        if (done.fetch_add(1, std::memory_order::acq_rel) + 1 == jobs) {
+            stop.store(true, std::memory_order::release);
+            lot->notify_all();
+        }
+    }
+
+    job* find_task(int self) {
+        if (job* j = deques[self]->pop()) return j;
+        for (;;) {  // steal_round: sweep again while a steal lost a race
+            crew::detail::steal_result<job> r = deques[1 - self]->steal();
+            if (r.status == steal_status::success) return r.item;
+            if (r.status == steal_status::empty) break;
+        }
+        return injector->pop();
+    }
+
+    bool work_visible() {
+        return !injector->empty_hint() || deques[0]->size_hint() > 0 || deques[1]->size_hint() > 0;
+    }
+
+    void worker(int self) {
+        bool searching = false;
+        for (;;) {
+            if (job* j = find_task(self)) {
+                if (searching) {
+                    searching = false;
+                    if (lot->end_search()) lot->notify_one();
+                }
+                run(j, self);
+                continue;
+            }
+            if (stop.load(std::memory_order::acquire)) break;
+            if (!searching) searching = lot->try_begin_search();
+            if (searching) {
+                searching = false;
+                lot->end_search();
+            }
+            std::uint32_t key = lot->prepare_park();
+            if constexpr (Policy::injected_bug != bug::park_without_recheck) {
+                if (stop.load(std::memory_order::acquire) || work_visible()) {
+                    searching = lot->cancel_park();
+                    continue;
+                }
+            }
+            searching = lot->park(key);
+        }
+        if (searching) lot->end_search();
+    }
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            RL_ASSERT(injector->push(&items[0]));
+            lot->notify_one();
+        } else {
+            worker(static_cast<int>(index) - 1);
+        }
+    }
+
+    void after() {
+        for (int i = 0; i < jobs; ++i) RL_ASSERT(runs[i] == 1);
+        RL_ASSERT(lot->searching() == 0);
+        RL_ASSERT(lot->sleepers() == 0);
+    }
+};
+
 // ---------------------------------------------------------------------------------------------
 // Running a scenario
 
@@ -292,9 +384,13 @@ template <bug Bug>
 constexpr scenario parking_scenario(const char* name) {
     return {name, &simulate<parking_model<relacy_atomics<Bug>>>};
 }
+template <bug Bug>
+constexpr scenario parking_deque_scenario(const char* name) {
+    return {name, &simulate<parking_deque_model<relacy_atomics<Bug>>>};
+}
 
 // The correct code: every scenario (model_check.cpp).
-inline constexpr int scenario_count = 7;
+inline constexpr int scenario_count = 8;
 extern const scenario correct_scenarios[scenario_count];
 
 // A bug and the scenarios that must catch it (model_teeth.cpp).

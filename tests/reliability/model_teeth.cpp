@@ -15,7 +15,8 @@ constexpr scenario deque_teeth[] = {
     deque_scenario<Bug, mix<4>>("deque_mix_cap4"),
 };
 template <bug Bug>
-constexpr scenario parking_teeth[] = {parking_scenario<Bug>("parking_sleep_wake")};
+constexpr scenario parking_teeth[] = {parking_scenario<Bug>("parking_sleep_wake"),
+                                      parking_deque_scenario<Bug>("parking_with_deques")};
 
 }  // namespace
 
@@ -25,8 +26,8 @@ const bug_entry bugs[bug_count] = {
     {"take_before_cas", deque_teeth<bug::take_before_cas>, 4},
     {"last_without_cas", deque_teeth<bug::last_without_cas>, 4},
     {"relaxed_grow_publish", deque_teeth<bug::relaxed_grow_publish>, 4},
-    {"no_park_fence", parking_teeth<bug::no_park_fence>, 1},
-    {"park_without_recheck", parking_teeth<bug::park_without_recheck>, 1},
+    {"no_park_fence", parking_teeth<bug::no_park_fence>, 2},
+    {"park_without_recheck", parking_teeth<bug::park_without_recheck>, 2},
 };
 
 }  // namespace crew_model
