@@ -4,6 +4,7 @@
 #include <atomic>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "support/pool_sizes.hpp"
@@ -79,5 +80,24 @@ TEST_P(future_suite, dropping_a_future_still_runs_the_task) {
 }
 
 CREW_ALL_POOL_SIZES(future_suite);
+
+// A worker of pool x parks while waiting for a future that a worker of pool y completes; x is
+// destroyed the moment the wait returns. The setter must be done with x's parking lot by then
+// (run under ASan to see a use-after-free if not).
+TEST(future, waiting_across_pools_then_destroying_the_waiters_pool) {
+    crew_test::watchdog dog(120s);
+    crew::pool y(1);
+    for (int i = 0; i < static_cast<int>(crew_test::scaled(100)); ++i) {
+        crew::pool x(1);
+        int got = x.run([&] {
+            auto f = y.submit([] {
+                std::this_thread::sleep_for(200us);  // long enough for the waiter to park
+                return 7;
+            });
+            return f.get();
+        });
+        ASSERT_EQ(got, 7);
+    }
+}
 
 }  // namespace

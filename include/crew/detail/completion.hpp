@@ -5,10 +5,15 @@
 //     its pool's parking lot after announce_parked(); set() then wakes that lot (notify_all);
 //   * a thread outside any pool calls block(), which futex-waits on this word.
 //
-// state_ (one word): done_bit | blocked_bit | (parking* | parked_bit). The parking lot's address is
-// stored in the word itself, so set() needs nothing from *this after its exchange: the waiter may
-// return and destroy the completion (it often lives on the waiter's stack) the moment the exchange
-// lands. The futex wake that may follow uses only the address, which is harmless if stale.
+// state_ (one word): done_bit | busy_bit | blocked_bit | (parking* | parked_bit). The parking lot's
+// address is stored in the word itself.
+//
+// Lifetime: the completion often lives on the waiter's stack, and the parking lot belongs to the
+// waiter's pool, which may be another pool than the setter's. So the waiter must not return while
+// the setter still needs either. set() therefore finishes in one CAS when no waiter announced
+// itself; otherwise it marks the word busy, wakes the lot, and only then publishes plain done_bit.
+// The waiter treats "done but busy" as not yet done. The futex wake for a blocked thread comes after
+// that, using only the address, which is harmless if stale (a spurious wake elsewhere at worst).
 #pragma once
 
 #include <bit>
@@ -24,21 +29,25 @@ class completion {
     static constexpr std::uintptr_t done_bit = 1;
     static constexpr std::uintptr_t blocked_bit = 2;
     static constexpr std::uintptr_t parked_bit = 4;
-    static constexpr std::uintptr_t flag_mask = 7;
-    static_assert(alignof(parking) > flag_mask, "parking pointers need three free low bits");
+    static constexpr std::uintptr_t busy_bit = 8;
+    static constexpr std::uintptr_t flag_mask = 15;
+    static_assert(alignof(parking) > flag_mask, "parking pointers need four free low bits");
     static_assert(std::endian::native == std::endian::little, "the futex word is the low half of state_");
 
 public:
     // Any thread. acquire: pairs with set()'s release, so the finished work's results are visible.
-    bool is_set() const noexcept { return (state_.load(std::memory_order_acquire) & done_bit) != 0; }
+    bool is_set() const noexcept {
+        return (state_.load(std::memory_order_acquire) & (done_bit | busy_bit)) == done_bit;
+    }
 
     // The finishing thread, once.
     void set() noexcept {
-        // acq_rel: release publishes the results to is_set()/block(); acquire reads the waiter's
-        // announcement (the parking pointer) that it stored with release in announce_parked().
-        const void* address = &state_;
-        std::uintptr_t old = state_.exchange(done_bit, std::memory_order_acq_rel);
-        if (old != 0) wake_cold(old, address);  // *this may already be gone: use only these two
+        std::uintptr_t expected = 0;
+        // acq_rel: release publishes the results to is_set()/block(); on failure, acquire reads the
+        // waiter's announcement (the parking pointer) that announce_parked() stored with release.
+        if (state_.compare_exchange_strong(expected, done_bit, std::memory_order_acq_rel, std::memory_order_acquire))
+            return;
+        set_cold();
     }
 
     // Make the flag reusable. Only while nobody else touches it.
@@ -50,7 +59,7 @@ public:
         const auto mine = reinterpret_cast<std::uintptr_t>(lot) | parked_bit;
         do {
             if (s & done_bit) return false;
-            // release: pairs with set()'s acquire exchange (it reads the pointer from this value).
+            // release: pairs with set()'s acquire (it reads the pointer from this value).
         } while (!state_.compare_exchange_weak(s, mine, std::memory_order_release, std::memory_order_relaxed));
         return true;
     }
@@ -58,21 +67,31 @@ public:
     // A thread outside every pool: sleep until set().
     void block() noexcept {
         std::uintptr_t s = state_.load(std::memory_order_acquire);
-        while (!(s & done_bit)) {
-            if (!(s & blocked_bit)) {
-                if (!state_.compare_exchange_weak(s, s | blocked_bit, std::memory_order_acquire,
-                                                  std::memory_order_acquire))
-                    continue;
-                s |= blocked_bit;
+        while ((s & (done_bit | busy_bit)) != done_bit) {
+            if (s & busy_bit) {  // set() is finishing its wake-ups: a moment
+                std_atomics::yield();
+            } else if (!(s & blocked_bit)) {
+                // acquire on both paths: the loop may exit on the value read here.
+                if (state_.compare_exchange_weak(s, s | blocked_bit, std::memory_order_acquire,
+                                                 std::memory_order_acquire))
+                    s |= blocked_bit;
+                continue;
+            } else {
+                os::futex_wait(&state_, static_cast<std::uint32_t>(s));
             }
-            os::futex_wait(&state_, static_cast<std::uint32_t>(s));
             s = state_.load(std::memory_order_acquire);
         }
     }
 
 private:
-    static void wake_cold(std::uintptr_t old, const void* address) noexcept {
+    void set_cold() noexcept {
+        // acq_rel: as in set(); busy keeps the waiter (and with it its pool) in place until the
+        // release store below.
+        std::uintptr_t old = state_.exchange(done_bit | busy_bit, std::memory_order_acq_rel);
         if (old & parked_bit) reinterpret_cast<parking*>(old & ~flag_mask)->notify_all();
+        const void* address = &state_;
+        // release: pairs with the waiter's acquire in is_set()/block(); from here on *this may be gone.
+        state_.store(done_bit, std::memory_order_release);
         if (old & blocked_bit) os::futex_wake(address, os::wake_everyone);
     }
 
