@@ -72,6 +72,7 @@ struct cell {
     bool has_overhead = false;
     double gbps = 0;         // bytes / median; 0 = not applicable
     double rss_mib = 0;      // peak resident set size during the cell
+    double cpu_median = 0;   // process CPU time (all threads) per run, median over the reps
     std::vector<std::pair<std::string, double>> extras;  // medians over reps
     std::string error;       // non-empty: the cell failed (wrong answer, exception)
     std::string note;

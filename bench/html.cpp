@@ -175,13 +175,13 @@ std::string problem_section(const results& r, const problem& p) {
 std::string cells_table(const results& r) {
     std::ostringstream s;
     s << "<table class=\"cells\"><tr><th>problem</th><th>implementation</th><th>threads</th><th>median</th><th>min</th>"
-         "<th>max</th><th>speed-up</th><th>ns/task</th><th>GB/s</th><th>peak RSS MiB</th><th>notes</th></tr>\n";
+         "<th>max</th><th>CPU</th><th>speed-up</th><th>ns/task</th><th>GB/s</th><th>peak RSS MiB</th><th>notes</th></tr>\n";
     for (auto& c : r.cells) {
         const problem* p = find_problem(r, c.problem);
         s << "<tr" << (c.error.empty() ? "" : " class=\"error\"") << "><td>" << esc(p ? p->title : c.problem) << "</td><td>"
           << esc(c.impl) << "</td><td>" << (c.serial ? 1 : c.threads) << "</td><td>"
           << (c.error.empty() ? format_time(c.median) : "FAILED") << "</td><td>" << format_time(c.min) << "</td><td>"
-          << format_time(c.max) << "</td><td>" << (c.speedup > 0 ? n2(c.speedup) + "x" : "-") << "</td><td>"
+          << format_time(c.max) << "</td><td>" << (c.times.empty() ? "-" : format_time(c.cpu_median)) << "</td><td>" << (c.speedup > 0 ? n2(c.speedup) + "x" : "-") << "</td><td>"
           << (c.has_overhead ? format_num(c.overhead_ns, 1) : "-") << "</td><td>" << (c.gbps > 0 ? n2(c.gbps) : "-")
           << "</td><td>" << format_num(c.rss_mib, 1) << "</td><td>" << esc(extras_text(c)) << "</td></tr>\n";
     }
@@ -229,7 +229,7 @@ bool write_html(const results& r, const std::string& path) {
     f << "</p>\n";
     for (auto& p : r.problems) f << problem_section(r, p);
     f << "<section><h2>All cells</h2>" << cells_table(r)
-      << "<p>speed-up = serial median / median. ns/task = (threads &times; median &minus; serial median) / tasks: the CPU "
+      << "<p>CPU = process CPU time per run (all threads, median). speed-up = serial median / median. ns/task = (threads &times; median &minus; serial median) / tasks: the CPU "
          "time each task adds over the serial code.</p></section></body></html>\n";
     return static_cast<bool>(f);
 }

@@ -84,24 +84,26 @@ const problem* find_problem(const results& r, const std::string& name) {
 }
 
 void print_table(const results& r) {
-    std::printf("\n%-26s %-14s %3s %11s %23s %8s %9s %7s %8s  %s\n", "problem", "implementation", "thr", "median",
-                "min - max", "speed-up", "ns/task", "GB/s", "RSS MiB", "notes");
+    std::printf("\n%-26s %-14s %3s %11s %23s %11s %8s %9s %7s %8s  %s\n", "problem", "implementation", "thr", "median",
+                "min - max", "CPU", "speed-up", "ns/task", "GB/s", "RSS MiB", "notes");
     std::string last;
     for (const cell& c : r.cells) {
         const problem* p = find_problem(r, c.problem);
         std::string title = p ? p->title : c.problem;
         if (title != last && !last.empty()) std::printf("\n");
         std::string range = c.times.empty() ? "-" : format_time(c.min) + " - " + format_time(c.max);
-        std::printf("%-26s %-14s %3s %11s %23s %8s %9s %7s %8.1f  %s\n", title == last ? "" : title.c_str(),
+        std::printf("%-26s %-14s %3s %11s %23s %11s %8s %9s %7s %8.1f  %s\n", title == last ? "" : title.c_str(),
                     c.impl.c_str(), c.serial ? "1" : c.once ? "-" : std::to_string(c.threads).c_str(),
                     c.error.empty() ? format_time(c.median).c_str() : "FAILED", range.c_str(),
+                    c.times.empty() ? "-" : format_time(c.cpu_median).c_str(),
                     c.speedup > 0 ? (format_num(c.speedup, 2) + "x").c_str() : "-",
                     c.has_overhead ? format_num(c.overhead_ns, 1).c_str() : "-",
                     c.gbps > 0 ? format_num(c.gbps, 2).c_str() : "-", c.rss_mib, extras_text(c).c_str());
         last = title;
     }
-    std::printf("\nspeed-up = serial median / median. ns/task = (threads x median - serial median) / tasks: the\n"
-                "CPU time each task (fork, join, spawned closure, loop element) adds over the serial code.\n");
+    std::printf("\nCPU = process CPU time per run (all threads, median). speed-up = serial median / median.\n"
+                "ns/task = (threads x median - serial median) / tasks: the CPU time each task (fork, join,\n"
+                "spawned closure, loop element) adds over the serial code.\n");
     for (auto& n : r.notes) std::printf("note: %s\n", n.c_str());
     std::printf("total time: %.1f s\n", r.total_seconds);
 }
@@ -152,7 +154,7 @@ bool write_json(const results& r, const std::string& path) {
         f << "], \"speedup\": " << c.speedup << ", \"overhead_ns_per_task\": ";
         if (c.has_overhead) f << c.overhead_ns;
         else f << "null";
-        f << ", \"gbps\": " << c.gbps << ", \"peak_rss_mib\": " << c.rss_mib << ", \"extras\": {";
+        f << ", \"cpu_s\": " << c.cpu_median << ", \"gbps\": " << c.gbps << ", \"peak_rss_mib\": " << c.rss_mib << ", \"extras\": {";
         for (std::size_t k = 0; k < c.extras.size(); ++k)
             f << (k ? ", " : "") << '"' << json_escape(c.extras[k].first) << "\": " << c.extras[k].second;
         f << "}, \"error\": \"" << json_escape(c.error) << "\", \"note\": \"" << json_escape(c.note) << "\"}";

@@ -1,5 +1,6 @@
 // Runs the cells of one problem: the serial reference first, then every implementation at every
 // thread count; checks every answer against the serial one; keeps median, min and max.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,6 +39,13 @@ double peak_rss_mib() {
     return 0;
 }
 
+double process_cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto tv = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+    return tv(u.ru_utime) + tv(u.ru_stime);
+}
+
 double median_of(std::vector<double> v) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
@@ -64,6 +72,7 @@ cell run_cell(const config& cfg, const problem& p, const impl& im, std::size_t t
     c.serial = im.serial;
     c.once = im.once;
     std::map<std::string, std::vector<double>> extras;
+    std::vector<double> cpu_times;
     reset_peak_rss();
     auto start = clock::now();
     try {
@@ -71,7 +80,9 @@ cell run_cell(const config& cfg, const problem& p, const impl& im, std::size_t t
         int target = p.max_reps > 0 ? std::min(cfg.reps, p.max_reps) : cfg.reps;
         for (int rep = 0; rep <= target; ++rep) {
             progress(p, im, threads, rep, target, done, total);
+            double cpu0 = process_cpu_seconds();
             sample s = run();
+            double cpu = process_cpu_seconds() - cpu0;
             if (!have_reference && im.serial) {
                 have_reference = true;
                 reference = s.check;
@@ -83,6 +94,7 @@ cell run_cell(const config& cfg, const problem& p, const impl& im, std::size_t t
             // The first run warms caches and the runtime; it counts only when it was long.
             if (rep == 0 && s.seconds < 0.5) continue;
             c.times.push_back(s.seconds);
+            cpu_times.push_back(cpu);
             for (auto& [k, v] : s.extras) extras[k].push_back(v);
             if (static_cast<int>(c.times.size()) >= target) break;
             if (seconds_since(start) > cfg.cell_budget_s) {
@@ -99,6 +111,7 @@ cell run_cell(const config& cfg, const problem& p, const impl& im, std::size_t t
         c.min = *std::min_element(c.times.begin(), c.times.end());
         c.max = *std::max_element(c.times.begin(), c.times.end());
     }
+    c.cpu_median = median_of(cpu_times);
     for (auto& [k, v] : extras) c.extras.emplace_back(k, median_of(v));
     return c;
 }
