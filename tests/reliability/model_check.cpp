@@ -8,6 +8,10 @@
 //
 // Scenarios and bugs: model_scenarios.hpp and model_teeth.cpp. A failing run prints the head of
 // Relacy's report: the failure kind, the schedule number and the interleaving that led to it.
+#include <execinfo.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -29,11 +33,35 @@ const scenario correct_scenarios[scenario_count] = {
 
 namespace {
 
+// Watchdog: Relacy runs every simulated thread as a fiber of this one OS thread, so a hang is a
+// hang of the main thread; SIGALRM prints what was running and its stack, then exits with 124.
+const char* volatile running = "(none)";
+
+void on_alarm(int) {
+    const char* name = running;
+    (void)!write(2, "\ncrew_model: watchdog expired while running ", 44);
+    (void)!write(2, name, std::char_traits<char>::length(name));
+    (void)!write(2, "; stack:\n", 9);
+    void* frames[64];
+    backtrace_symbols_fd(frames, backtrace(frames, 64), 2);
+    _exit(124);
+}
+
+void arm_watchdog(unsigned long long schedules, int scenarios) {
+    void* warm[1];
+    (void)backtrace(warm, 1);  // load the unwinder now, not in the signal handler
+    std::signal(SIGALRM, &on_alarm);
+    // Far above the measured 60,000+ schedules per second, so only a hang can trip it.
+    const unsigned long long seconds = 300 + static_cast<unsigned long long>(scenarios) * (schedules / 5000);
+    alarm(static_cast<unsigned>(seconds));
+}
+
 int check(const std::string& which, unsigned long long schedules) {
     int failures = 0, ran = 0;
     for (const scenario& s : correct_scenarios) {
         if (which != "all" && which != s.name) continue;
         ++ran;
+        running = s.name;
         outcome o = s.run(schedules, 400);
         std::printf("%-24s %s after %llu schedules\n", s.name, o.passed ? "ok" : "FAILED", o.schedules);
         std::fflush(stdout);
@@ -51,6 +79,7 @@ int teeth(const std::string& which, unsigned long long schedules) {
         if (which != b.name) continue;
         for (int i = 0; i < b.count; ++i) {
             const scenario& s = b.scenarios[i];
+            running = s.name;
             // The head of the report names what Relacy found; the full history is not needed.
             outcome o = s.run(schedules, 3);
             if (!o.passed) {
@@ -91,5 +120,6 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "crew_model: schedules must be a positive number\n");
         return 2;
     }
+    arm_watchdog(schedules, scenario_count);
     return mode == "check" ? check(argv[2], schedules) : teeth(argv[2], schedules);
 }
