@@ -119,6 +119,20 @@ TEST_P(pool_suite, destroying_a_pool_under_load_finishes_queued_work) {
     }
 }
 
+TEST_P(pool_suite, accepts_lvalue_and_move_only_callables) {
+    crew_test::watchdog dog(60s);
+    std::atomic<int> ran{0};
+    auto count = [&] { ran.fetch_add(1); };
+    pool().spawn(count);  // an lvalue: copied in
+    crew::future<void> f = pool().submit(count);
+    f.get();
+    pool().run([&] { crew::spawn(count); });
+    auto owned = std::make_unique<int>(5);
+    auto g = pool().submit([p = std::move(owned)] { return *p; });  // move-only closure
+    EXPECT_EQ(g.get(), 5);
+    while (ran.load() != 3) std::this_thread::yield();
+}
+
 TEST_P(pool_suite, metrics_count_steals_and_depth) {
     crew_test::watchdog dog(60s);
     crew::pool& p = pool();

@@ -35,6 +35,16 @@ TEST_P(task_group_suite, from_an_outside_thread) {
     EXPECT_EQ(count.load(), 1000);
 }
 
+TEST_P(task_group_suite, runs_lvalue_callables) {
+    crew_test::watchdog dog(60s);
+    std::atomic<int> count{0};
+    auto child = [&] { count.fetch_add(1); };
+    crew::task_group g(pool());
+    for (int i = 0; i < 10; ++i) g.run(child);
+    g.wait();
+    EXPECT_EQ(count.load(), 10);
+}
+
 TEST_P(task_group_suite, children_can_add_children) {
     crew_test::watchdog dog(60s);
     std::atomic<int> count{0};

@@ -40,7 +40,8 @@ struct spawn_task final : task {
     F fn;
     registry* owner;
 
-    spawn_task(F&& f, registry* r) : task{&run}, fn(std::move(f)), owner(r) {}
+    template <class G>
+    spawn_task(G&& g, registry* r) : task{&run}, fn(std::forward<G>(g)), owner(r) {}
 
     static void run(task* t) noexcept {
         auto* self = static_cast<spawn_task*>(t);

@@ -94,7 +94,8 @@ struct group_task final : task {
     F fn;
     task_group* group;
 
-    group_task(F&& f, task_group* g) : task{&run}, fn(std::move(f)), group(g) {}
+    template <class G>
+    group_task(G&& f, task_group* g) : task{&run}, fn(std::forward<G>(f)), group(g) {}
 
     static void run(task* t) noexcept {
         auto* self = static_cast<group_task*>(t);

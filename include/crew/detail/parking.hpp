@@ -13,17 +13,18 @@
 //   epoch_  (32-bit futex word): bumped by every notify; a sleeper sleeps only while it is unchanged.
 //
 // The sleeper's side (announce, re-check, then sleep):
-//     key = prepare_park();            // sleepers += 1, then a seq_cst fence, then read epoch_
+//     key = prepare_park();            // read epoch_, then sleepers += 1, then a seq_cst fence
 //     if (work is visible) { cancel_park(); ... }   // re-check every queue after announcing
 //     else park(key);                  // futex-wait while epoch_ == key
 // The waker's side: publish the work, then notify_one() (a seq_cst fence, then a look at state_).
 //
 // Invariant (no lost wakeup): after a waker publishes work and calls notify_one(), either some
 // sleeper's re-check sees the work, or the waker sees that sleeper in state_ and bumps epoch_ after
-// publishing, so the sleeper's futex wait returns (its key is stale) or it read the new epoch, in
-// which case its re-check, ordered after the waker's publication, sees the work. The two seq_cst
-// fences (prepare_park, notify_one) form the store-buffering pair that makes "neither sees the
-// other" impossible.
+// publishing; the sleeper read its key before announcing itself, so the key is stale and its futex
+// wait returns. The two seq_cst fences (prepare_park, notify_one) form the store-buffering pair that
+// makes "neither sees the other" impossible. The same holds for a wake token handed out by a
+// notify_one that published nothing (a searcher passing the baton): the token-holder cannot sleep
+// on it, so the state never counts a sleeping worker as searching.
 //
 // notify_one_hinted() skips the fence. It is for a worker that pushes onto its *own* deque: that
 // worker is awake and will run the item itself, so a missed wake there delays parallelism but never
@@ -115,12 +116,15 @@ public:
 
     // Announce the intent to sleep. Returns the key for park(). Re-check for work afterwards.
     std::uint32_t prepare_park() noexcept {
+        // The key is read *before* announcing: a waker that sees the announcement bumps the epoch
+        // after it, so the key is then stale and park() cannot sleep through that wake (reading it
+        // after the announcement could pick up the bump itself, leaving a token-holder asleep).
+        // acquire: pairs with bump_and_wake()'s release.
+        std::uint32_t key = epoch_.load(std::memory_order_acquire);
         state_.fetch_add(one_sleeper, std::memory_order_relaxed);
         // seq_cst fence: partner of the fence in notify_one()/notify_all(); see the invariant above.
         if constexpr (Policy::injected_bug != bug::no_park_fence) Policy::fence(std::memory_order_seq_cst);
-        // acquire: pairs with bump_and_wake()'s release; if we read a new epoch we also see the work
-        // published before it.
-        return epoch_.load(std::memory_order_acquire);
+        return key;
     }
 
     // Leave the sleepers without sleeping. Returns true when the caller took a wake token, i.e. it

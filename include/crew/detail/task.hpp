@@ -103,7 +103,9 @@ public:
 
     // The value, or rethrows the exception.
     R take() {
-        if (error_) std::rethrow_exception(error_);
+        // Hand the exception over (the catching thread then holds the last reference and frees it),
+        // so its lifetime does not hinge on reference counts inside libstdc++, which TSan cannot see.
+        if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
         if constexpr (std::is_void_v<R>)
             return;
         else if constexpr (std::is_reference_v<R>)
