@@ -1,5 +1,5 @@
 // The default pool and CREW_NUM_THREADS. CTest runs this binary twice with different environments
-// (see tests/CMakeLists.txt): CREW_NUM_THREADS=3, and CREW_NUM_THREADS=abc.
+// (see tests/CMakeLists.txt): CREW_NUM_THREADS=3, CREW_NUM_THREADS=abc, and under taskset.
 #include <crew/crew.hpp>
 #include <gtest/gtest.h>
 
@@ -26,6 +26,15 @@ TEST(default_pool, honours_or_rejects_crew_num_threads) {
     } else {
         EXPECT_EQ(crew::default_pool().size(), crew::default_concurrency());
     }
+}
+
+// Run by CTest under `taskset -c 0` with CREW_EXPECT_CONCURRENCY=1: the affinity mask counts.
+TEST(default_pool, follows_the_affinity_mask) {
+    const char* expect = std::getenv("CREW_EXPECT_CONCURRENCY");
+    if (expect == nullptr) GTEST_SKIP() << "only meaningful under taskset (see tests/CMakeLists.txt)";
+    EXPECT_EQ(crew::default_concurrency(), std::stoul(expect));
+    crew::pool p;
+    EXPECT_EQ(p.size(), std::stoul(expect));
 }
 
 }  // namespace
