@@ -78,7 +78,7 @@ TEST(stress_starvation, outside_submission_runs_while_workers_stay_busy) {
                     chains->fetch_sub(1);
                     return;
                 }
-                crew::spawn(chain(*this));  // a prvalue: crew::spawn(lvalue) does not compile (see report)
+                crew::spawn(*this);  // an lvalue callable: copied into the task
             }
         };
         for (int i = 0; i < 3; ++i) {
