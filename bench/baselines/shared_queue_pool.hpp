@@ -68,7 +68,7 @@ private:
     std::deque<task*> queue_;
     std::size_t sleepers_ = 0;
     bool stop_ = false;
-    std::vector<std::thread> threads_;
+    std::vector<worker_thread> threads_;
 };
 
 }  // namespace crew_bench::baseline

@@ -87,7 +87,7 @@ private:
     std::condition_variable sleep_cv_;
     std::atomic<std::size_t> sleepers_{0};
     std::atomic<bool> stop_{false};
-    std::vector<std::thread> threads_;
+    std::vector<worker_thread> threads_;
 };
 
 }  // namespace crew_bench::baseline
