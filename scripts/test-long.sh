@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The long tier of crew's reliability suite, for before a release (about 2-3 hours on 2 cores):
 #   scripts/test-long.sh
-# - Relacy model checks with 20,000,000 random schedules per scenario (label long, model_*_long);
+# - Relacy model checks with 100,000,000 random schedules per scenario (label long, model_*_long);
 # - stress tests in long mode (CREW_STRESS_LONG=1): 10,000,000 ids exactly once, 10,000 shutdown
 #   cycles under load, larger exception storms and payload counts;
 # - the memory-bound tests at 10,000,000 tasks;

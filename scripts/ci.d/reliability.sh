@@ -1,6 +1,6 @@
 # shellcheck shell=bash disable=SC2154 # sourced by scripts/test.sh (defines jobs, run_ctest, build)
 # Sourced by scripts/test.sh: the reliability suite's fast tier (issue 5; docs/GUARANTEES.md).
-#   - Relacy model checks of the production deque and sleep/wake protocol (label model, 1,000,000
+#   - Relacy model checks of the production deque and sleep/wake protocol (label model, 5,000,000
 #     random schedules per scenario) and the teeth (label teeth: each re-introduced bug must be
 #     caught), from the g++ build test.sh made above (crew_model is built with the tests);
 #   - the deque fuzzer for 60 s under ASan+UBSan (clang, -fsanitize=fuzzer), added to the ASan
