@@ -1,8 +1,11 @@
 #include "baselines/shared_queue_pool.hpp"
 
+#include <iterator>
+
 namespace crew_bench::baseline {
 
 thread_local shared_queue_pool* shared_queue_pool::current_ = nullptr;
+thread_local int shared_queue_pool::help_depth_ = 0;
 
 shared_queue_pool::shared_queue_pool(std::size_t threads) {
     threads_.reserve(threads);
@@ -46,21 +49,33 @@ void shared_queue_pool::worker_loop() {
     }
 }
 
-void shared_queue_pool::help_until(const std::atomic<bool>& flag) {
+void shared_queue_pool::help_until(const std::atomic<bool>& flag, const task* own) {
     // acquire: pairs with stack_job's release store of done.
     while (!flag.load(std::memory_order_acquire)) {
         task* t = nullptr;
         {
             std::lock_guard<std::mutex> lk(m_);
-            if (!queue_.empty()) {
-                t = queue_.back();
-                queue_.pop_back();
+            if (help_depth_ < max_help_depth) {
+                if (!queue_.empty()) {
+                    t = queue_.back();
+                    queue_.pop_back();
+                }
+            } else if (own != nullptr) {
+                for (auto it = queue_.rbegin(); it != queue_.rend(); ++it)
+                    if (*it == own) {
+                        t = *it;
+                        queue_.erase(std::next(it).base());
+                        break;
+                    }
             }
         }
-        if (t != nullptr)
+        if (t != nullptr) {
+            ++help_depth_;
             t->execute(t);
-        else
+            --help_depth_;
+        } else {
             std::this_thread::yield();
+        }
     }
 }
 

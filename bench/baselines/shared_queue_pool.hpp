@@ -50,11 +50,15 @@ public:
         stack_job<std::remove_reference_t<G>> job(g);
         p.push(&job);
         f();
-        p.help_until(job.done);
+        p.help_until(job.done, &job);
     }
 
-    // On a worker: runs queued tasks until flag becomes true.
-    void help_until(const std::atomic<bool>& flag);
+    // On a worker: runs queued tasks until flag becomes true. A helper nests the tasks it runs on
+    // its own stack; past max_help_depth nested tasks it only takes back `own` (its own job, if
+    // still queued) and otherwise yields, which bounds the stack and cannot deadlock (whoever took
+    // `own` is running it, and the same rule applies to them).
+    void help_until(const std::atomic<bool>& flag, const task* own = nullptr);
+    static constexpr int max_help_depth = 64;
     // The pool whose worker runs the caller (nullptr outside).
     static shared_queue_pool* current() noexcept { return current_; }
 
@@ -63,6 +67,7 @@ private:
     void worker_loop();
 
     static thread_local shared_queue_pool* current_;
+    static thread_local int help_depth_;
     std::mutex m_;
     std::condition_variable cv_;
     std::deque<task*> queue_;

@@ -3,6 +3,7 @@
 namespace crew_bench::baseline {
 
 thread_local stealing_pool::worker* stealing_pool::current_ = nullptr;
+thread_local int stealing_pool::help_depth_ = 0;
 
 stealing_pool::stealing_pool(std::size_t threads) {
     for (std::size_t i = 0; i < threads; ++i) {
@@ -127,11 +128,14 @@ void stealing_pool::help_until(const std::atomic<bool>& flag) {
     // acquire: pairs with stack_job's release store of done.
     while (!flag.load(std::memory_order_acquire)) {
         task* t = pop_local(w);
-        if (t == nullptr) t = steal(w);
-        if (t != nullptr)
+        if (t == nullptr && help_depth_ < max_help_depth) t = steal(w);
+        if (t != nullptr) {
+            ++help_depth_;
             t->execute(t);
-        else
+            --help_depth_;
+        } else {
             std::this_thread::yield();
+        }
     }
 }
 

@@ -57,8 +57,11 @@ public:
         w.pool->help_until(job.done);
     }
 
-    // On a worker: runs its own, then stolen, tasks until flag becomes true.
+    // On a worker: runs its own, then stolen, tasks until flag becomes true. Past max_help_depth
+    // nested tasks it stops stealing (its own deque holds only its descendants), which bounds the
+    // stack without risking deadlock.
     void help_until(const std::atomic<bool>& flag);
+    static constexpr int max_help_depth = 64;
     static bool on_worker() noexcept { return current_ != nullptr; }
 
 private:
@@ -80,6 +83,7 @@ private:
     void worker_loop(worker& w);
 
     static thread_local worker* current_;
+    static thread_local int help_depth_;
     std::vector<std::unique_ptr<worker>> workers_;
     std::mutex inject_m_;
     std::deque<task*> injected_;
