@@ -35,13 +35,14 @@ problem make_map_sum(const config&, std::vector<std::string>& notes) {
 #if CREW_BENCH_HAVE_ALGORITHMS
     p.impls.push_back(loop_impl("crew", make_crew_env, [](crew::pool& pool, std::size_t) {
         return pool.run([] {
-            return crew::parallel_transform_reduce(std::size_t{0}, items, std::uint64_t{0}, std::plus<>{}, map_item);
+            return crew::parallel_transform_reduce(std::size_t{0}, items, std::uint64_t{0}, std::plus<>{},
+                                                   [](std::size_t i) { return map_item(i); });
         });
     }));
     p.impls.push_back(loop_impl("crew-static", make_crew_env, [](crew::pool& pool, std::size_t) {
         return pool.run([] {
             return crew::parallel_transform_reduce(crew::static_partition, std::size_t{0}, items, std::uint64_t{0},
-                                                   std::plus<>{}, map_item);
+                                                   std::plus<>{}, [](std::size_t i) { return map_item(i); });
         });
     }));
 #endif
