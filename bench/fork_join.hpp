@@ -126,82 +126,103 @@ struct omp_fork {
 
 void add_note(std::vector<std::string>& notes, const std::string& note);  // once per distinct note
 
+// Each runtime's row: the pool or arena is built once per cell (untimed); prepare() runs before
+// every timed run (untimed); the kernel's return value is the check.
+template <class Kernel, class Prepare>
+impl serial_row(Kernel kernel, Prepare prepare) {
+    return {"serial", [=](std::size_t) -> run_fn {
+                return [=] {
+                    prepare();
+                    return timed([&] { return kernel.template operator()<serial_fork>(); });
+                };
+            },
+            true};
+}
+
+template <class Kernel, class Prepare>
+impl crew_row(Kernel kernel, Prepare prepare) {
+    return {"crew", [=](std::size_t t) -> run_fn {
+                auto pool = std::make_shared<crew::pool>(t);
+                return [=] {
+                    prepare();
+                    return timed([&] { return pool->run([&] { return kernel.template operator()<crew_fork>(); }); });
+                };
+            }};
+}
+
+#if CREW_BENCH_HAVE_TBB
+template <class Kernel, class Prepare>
+impl tbb_row(Kernel kernel, Prepare prepare) {
+    return {"onetbb", [=](std::size_t t) -> run_fn {
+                auto arena = std::make_shared<tbb::task_arena>(static_cast<int>(t));
+                arena->initialize();
+                return [=] {
+                    prepare();
+                    return timed([&] {
+                        std::uint64_t r = 0;
+                        arena->execute([&] { r = kernel.template operator()<tbb_fork>(); });
+                        return r;
+                    });
+                };
+            }};
+}
+#endif
+
+#if CREW_BENCH_HAVE_OPENMP
+template <class Kernel, class Prepare>
+impl omp_row(Kernel kernel, Prepare prepare) {
+    return {"openmp", [=](std::size_t t) -> run_fn {
+                return [=] {
+                    prepare();
+                    return timed([&] {
+                        std::uint64_t r = 0;
+                        int nt = static_cast<int>(t);
+#pragma omp parallel num_threads(nt) default(shared)
+                        {
+#pragma omp single
+                            r = kernel.template operator()<omp_fork>();
+                        }
+                        return r;
+                    });
+                };
+            }};
+}
+#endif
+
+template <class Pool, class Fork, class Kernel, class Prepare>
+impl baseline_row(const char* name, Kernel kernel, Prepare prepare) {
+    return {name, [=](std::size_t t) -> run_fn {
+                auto pool = std::make_shared<Pool>(t);
+                return [=] {
+                    prepare();
+                    return timed([&] {
+                        std::uint64_t r = 0;
+                        pool->run([&] { r = kernel.template operator()<Fork>(); });
+                        return r;
+                    });
+                };
+            }};
+}
+
 // Runs `kernel.template operator()<Fork>()` (returning the check value) on every runtime; calls
 // prepare() before each timed run (untimed).
 template <class Kernel, class Prepare>
 void add_fork_join_impls(problem& p, std::vector<std::string>& notes, Kernel kernel, Prepare prepare) {
     (void)notes;  // used only when a peer is missing
-    p.impls.push_back({"serial", [=](std::size_t) -> run_fn {
-                           return [=] {
-                               prepare();
-                               return timed([&] { return kernel.template operator()<serial_fork>(); });
-                           };
-                       },
-                       true});
-    p.impls.push_back({"crew", [=](std::size_t t) -> run_fn {
-                           auto pool = std::make_shared<crew::pool>(t);
-                           return [=] {
-                               prepare();
-                               return timed([&] { return pool->run([&] { return kernel.template operator()<crew_fork>(); }); });
-                           };
-                       }});
+    p.impls.push_back(serial_row(kernel, prepare));
+    p.impls.push_back(crew_row(kernel, prepare));
 #if CREW_BENCH_HAVE_TBB
-    p.impls.push_back({"onetbb", [=](std::size_t t) -> run_fn {
-                           auto arena = std::make_shared<tbb::task_arena>(static_cast<int>(t));
-                           arena->initialize();
-                           return [=] {
-                               prepare();
-                               return timed([&] {
-                                   std::uint64_t r = 0;
-                                   arena->execute([&] { r = kernel.template operator()<tbb_fork>(); });
-                                   return r;
-                               });
-                           };
-                       }});
+    p.impls.push_back(tbb_row(kernel, prepare));
 #else
     add_note(notes, "oneTBB (libtbb-dev) was not found when crew-bench was built: its columns are skipped.");
 #endif
 #if CREW_BENCH_HAVE_OPENMP
-    p.impls.push_back({"openmp", [=](std::size_t t) -> run_fn {
-                           return [=] {
-                               prepare();
-                               return timed([&] {
-                                   std::uint64_t r = 0;
-                                   int nt = static_cast<int>(t);
-#pragma omp parallel num_threads(nt) default(shared)
-                                   {
-#pragma omp single
-                                       r = kernel.template operator()<omp_fork>();
-                                   }
-                                   return r;
-                               });
-                           };
-                       }});
+    p.impls.push_back(omp_row(kernel, prepare));
 #else
     add_note(notes, "OpenMP was not found when crew-bench was built: its columns are skipped.");
 #endif
-    p.impls.push_back({"shared-queue", [=](std::size_t t) -> run_fn {
-                           auto pool = std::make_shared<baseline::shared_queue_pool>(t);
-                           return [=] {
-                               prepare();
-                               return timed([&] {
-                                   std::uint64_t r = 0;
-                                   pool->run([&] { r = kernel.template operator()<shared_queue_fork>(); });
-                                   return r;
-                               });
-                           };
-                       }});
-    p.impls.push_back({"mutex-deques", [=](std::size_t t) -> run_fn {
-                           auto pool = std::make_shared<baseline::stealing_pool>(t);
-                           return [=] {
-                               prepare();
-                               return timed([&] {
-                                   std::uint64_t r = 0;
-                                   pool->run([&] { r = kernel.template operator()<stealing_fork>(); });
-                                   return r;
-                               });
-                           };
-                       }});
+    p.impls.push_back(baseline_row<baseline::shared_queue_pool, shared_queue_fork>("shared-queue", kernel, prepare));
+    p.impls.push_back(baseline_row<baseline::stealing_pool, stealing_fork>("mutex-deques", kernel, prepare));
 }
 
 template <class Kernel>
