@@ -151,11 +151,12 @@ bool worker::work_visible() const noexcept {
     return false;
 }
 
-// A searcher found work. If it was the last searcher, wake another worker: where there was one
-// task there are often more, and someone should keep looking.
+// A searcher found work. If it was the last searcher and more work is in sight, wake another
+// worker so that someone keeps looking. (Waking unconditionally puts a futex call between finding
+// a lone task and running it, which doubled the wake latency of a two-worker pool.)
 void worker::found_work_cold() noexcept {
     searching_ = false;
-    if (lot_.end_search()) lot_.notify_one();
+    if (lot_.end_search() && work_visible()) lot_.notify_one();
 }
 
 void worker::note_depth_cold(std::int64_t depth) noexcept {
