@@ -53,20 +53,24 @@ struct static_partition_t {
 // One contiguous chunk per worker of the pool.
 inline constexpr static_partition_t static_partition{};
 
+namespace detail {
+// A grain of 0 (or below) is a clear error.
+template <std::integral I>
+constexpr std::size_t checked_grain(I grain, const char* who) {
+    if (grain <= 0) throw std::invalid_argument(std::string(who) + ": the grain must be at least 1");
+    return static_cast<std::size_t>(grain);
+}
+}  // namespace detail
+
 // Split down to chunks of at most `grain` elements. A grain of 0 (or below) throws
 // std::invalid_argument.
 class simple_partition {
 public:
     template <std::integral I>
-    constexpr explicit simple_partition(I grain) : grain_(checked(grain)) {}
+    constexpr explicit simple_partition(I grain) : grain_(detail::checked_grain(grain, "crew::simple_partition")) {}
     constexpr std::size_t grain() const noexcept { return grain_; }
 
 private:
-    template <std::integral I>
-    static constexpr std::size_t checked(I grain) {
-        if (grain <= 0) throw std::invalid_argument("crew::simple_partition: the grain must be at least 1");
-        return static_cast<std::size_t>(grain);
-    }
     std::size_t grain_;
 };
 
@@ -78,15 +82,11 @@ public:
     static constexpr std::size_t default_grain = 8192;
     constexpr deterministic_partition() noexcept = default;
     template <std::integral I>
-    constexpr explicit deterministic_partition(I grain) : grain_(checked(grain)) {}
+    constexpr explicit deterministic_partition(I grain)
+        : grain_(detail::checked_grain(grain, "crew::deterministic_partition")) {}
     constexpr std::size_t grain() const noexcept { return grain_; }
 
 private:
-    template <std::integral I>
-    static constexpr std::size_t checked(I grain) {
-        if (grain <= 0) throw std::invalid_argument("crew::deterministic_partition: the grain must be at least 1");
-        return static_cast<std::size_t>(grain);
-    }
     std::size_t grain_ = default_grain;
 };
 inline constexpr deterministic_partition deterministic{};
