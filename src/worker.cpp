@@ -135,7 +135,7 @@ bool worker::idle_cold(completion* done) {
 void worker::park_cold(completion* done) {
     if (done != nullptr && !done->announce_parked(&lot_)) return;
     std::uint32_t key = lot_.prepare_park();
-    bool wake_reason = done != nullptr ? done->is_set() : owner_.stopping();
+    bool wake_reason = done != nullptr ? done->set_started() : owner_.stopping();
     if (wake_reason || work_visible()) {
         searching_ = lot_.cancel_park();
         return;

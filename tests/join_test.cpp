@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -107,6 +110,28 @@ TEST(join, fib_40_completes_on_a_one_worker_pool) {
     crew::pool p(1);
     int n = crew_test::scaled(10) == 10 ? 40 : 30;  // sanitizer builds take the smaller tree
     EXPECT_EQ(p.run([n] { return fib(n); }), fib_serial(n));
+}
+
+// The stolen half finishes around the time the waiting worker gives up spinning and parks, so
+// set() races the waiter's announce / re-check / sleep. A lost wake-up hangs (watchdog).
+TEST(join, a_waiter_parking_while_its_stolen_half_finishes_is_woken) {
+    crew_test::watchdog dog(300s);
+    crew::pool p(2);
+    std::mt19937 rng(11);
+    const int rounds = static_cast<int>(crew_test::scaled(4000));
+    for (int i = 0; i < rounds; ++i) {
+        auto spin_for = std::chrono::microseconds(rng() % 120);
+        auto spin = [](std::chrono::microseconds d) {
+            auto end = std::chrono::steady_clock::now() + d;
+            while (std::chrono::steady_clock::now() < end) {
+            }
+        };
+        // f runs long enough for the other worker to wake and steal g; then f's worker waits.
+        p.run([&] { crew::join([&] { spin(std::chrono::microseconds(40)); }, [&] { spin(spin_for); }); });
+    }
+    auto m = p.metrics().total();
+    std::printf("steals %llu, parks %llu over %d rounds\n", static_cast<unsigned long long>(m.steals),
+                static_cast<unsigned long long>(m.parks), rounds);
 }
 
 TEST(join, works_from_outside_any_pool) {

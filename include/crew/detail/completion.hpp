@@ -40,6 +40,12 @@ public:
         return (state_.load(std::memory_order_acquire) & (done_bit | busy_bit)) == done_bit;
     }
 
+    // Has set() begun? (It may still be waking the waiter's lot.) A waiter about to park must
+    // re-check this, not is_set(): set() may have looked for sleepers before the waiter announced
+    // itself, and then nobody would wake it once busy clears.
+    // acquire: as in is_set().
+    bool set_started() const noexcept { return (state_.load(std::memory_order_acquire) & done_bit) != 0; }
+
     // The finishing thread, once.
     void set() noexcept {
         std::uintptr_t expected = 0;
