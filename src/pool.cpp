@@ -80,6 +80,8 @@ bool join_reclaim_cold(worker& w, task* job, completion& done, task* popped) {
 }  // namespace detail
 
 task_group::~task_group() {
+    // acquire (both loads): pairs with child_done()'s acq_rel decrement and record()'s CAS, so a
+    // finished child's error_ is visible here.
     if (pending_.load(std::memory_order_acquire) != 1) {
         try {
             wait();
@@ -98,8 +100,9 @@ void task_group::wait() {
                               "which would wait for itself");
     // Drop the group's own count; if children remain, the last one sets done_.
     if (pending_.fetch_sub(1, std::memory_order_acq_rel) != 1) detail::wait_for(done_);
-    pending_.store(1, std::memory_order_relaxed);
+    pending_.store(1, std::memory_order_relaxed);  // no child is left to race with: relaxed
     done_.reset();
+    // acquire: pairs with record()'s CAS (already ordered by done_, kept for the no-wait path).
     if (failed_.load(std::memory_order_acquire)) {
         std::exception_ptr e = std::exchange(error_, nullptr);
         failed_.store(false, std::memory_order_relaxed);

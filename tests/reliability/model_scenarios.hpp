@@ -160,6 +160,40 @@ struct job {
     int id = 0;
 };
 
+// The worker loop both sleep/wake models run: a small copy of worker::run_loop / idle_cold /
+// park_cold (find work; a searcher that finds work and was the last one wakes another when more
+// work is in sight; otherwise search under the half rule, announce, re-check, park).
+template <class Policy, class Find, class Run, class Visible>
+void model_worker_loop(crew::detail::basic_parking<Policy>& lot, model_atomic<bool>& stop, Find find_task,
+                       Run run, Visible work_visible) {
+    bool searching = false;
+    for (;;) {
+        if (job* j = find_task()) {
+            if (searching) {
+                searching = false;
+                if (lot.end_search() && work_visible()) lot.notify_one();
+            }
+            run(j);
+            continue;
+        }
+        if (stop.load(std::memory_order::acquire)) break;
+        if (!searching) searching = lot.try_begin_search();
+        if (searching) {  // the spin phase found nothing: stop searching, go to sleep
+            searching = false;
+            lot.end_search();
+        }
+        std::uint32_t key = lot.prepare_park();
+        if constexpr (Policy::injected_bug != crew::detail::bug::park_without_recheck) {
+            if (stop.load(std::memory_order::acquire) || work_visible()) {
+                searching = lot.cancel_park();
+                continue;
+            }
+        }
+        searching = lot.park(key);
+    }
+    if (searching) lot.end_search();
+}
+
 template <class Policy>
 struct parking_model : rl::test_suite<parking_model<Policy>, 3> {
     static constexpr int jobs = 2;
@@ -186,32 +220,8 @@ struct parking_model : rl::test_suite<parking_model<Policy>, 3> {
     bool work_visible() { return !injector->empty_hint(); }
 
     void worker() {
-        bool searching = false;
-        for (;;) {
-            if (job* j = injector->pop()) {
-                if (searching) {
-                    searching = false;
-                    if (lot->end_search()) lot->notify_one();
-                }
-                run(j);
-                continue;
-            }
-            if (stop.load(std::memory_order::acquire)) break;
-            if (!searching) searching = lot->try_begin_search();
-            if (searching) {  // the spin phase found nothing: stop searching, go to sleep
-                searching = false;
-                lot->end_search();
-            }
-            std::uint32_t key = lot->prepare_park();
-            if constexpr (Policy::injected_bug != bug::park_without_recheck) {
-                if (stop.load(std::memory_order::acquire) || work_visible()) {
-                    searching = lot->cancel_park();
-                    continue;
-                }
-            }
-            searching = lot->park(key);
-        }
-        if (searching) lot->end_search();
+        model_worker_loop<Policy>(*lot, stop, [&] { return injector->pop(); }, [&](job* j) { run(j); },
+                                  [&] { return work_visible(); });
     }
 
     void thread(unsigned index) {
@@ -281,32 +291,8 @@ struct parking_deque_model : rl::test_suite<parking_deque_model<Policy>, 3> {
     }
 
     void worker(int self) {
-        bool searching = false;
-        for (;;) {
-            if (job* j = find_task(self)) {
-                if (searching) {
-                    searching = false;
-                    if (lot->end_search()) lot->notify_one();
-                }
-                run(j, self);
-                continue;
-            }
-            if (stop.load(std::memory_order::acquire)) break;
-            if (!searching) searching = lot->try_begin_search();
-            if (searching) {
-                searching = false;
-                lot->end_search();
-            }
-            std::uint32_t key = lot->prepare_park();
-            if constexpr (Policy::injected_bug != bug::park_without_recheck) {
-                if (stop.load(std::memory_order::acquire) || work_visible()) {
-                    searching = lot->cancel_park();
-                    continue;
-                }
-            }
-            searching = lot->park(key);
-        }
-        if (searching) lot->end_search();
+        model_worker_loop<Policy>(*lot, stop, [&] { return find_task(self); }, [&](job* j) { run(j, self); },
+                                  [&] { return work_visible(); });
     }
 
     void thread(unsigned index) {
