@@ -58,12 +58,14 @@ pool& default_pool() {
     return instance;
 }
 
-detail::registry& current_registry() {
-    if (detail::worker* w = detail::current_worker) return w->owner();
-    return default_pool().registry();
-}
-
 namespace detail {
+
+registry& registry_of(const pool& p) noexcept { return *p.registry_; }
+
+registry& current_registry() {
+    if (worker* w = current_worker) return w->owner();
+    return registry_of(default_pool());
+}
 
 bool join_reclaim_cold(worker& w, task* job, completion& done, task* popped) {
     while (popped != nullptr) {

@@ -19,7 +19,7 @@ class pool_suite : public crew_test::pool_test {};
 
 // Wait until every worker of `p` is parked.
 void wait_fully_parked(crew::pool& p) {
-    while (p.registry().lot().sleepers() != p.size()) std::this_thread::yield();
+    while (crew::detail::registry_of(p).lot().sleepers() != p.size()) std::this_thread::yield();
 }
 
 TEST_P(pool_suite, a_million_tasks_from_outside_threads_and_from_tasks_run_exactly_once) {

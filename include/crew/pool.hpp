@@ -33,7 +33,15 @@ struct pool_options {
 // The number of CPUs this process may use (the default pool size).
 std::size_t default_concurrency() noexcept;
 
+class pool;
+
 namespace detail {
+
+// crew-internal: the shared state behind a pool.
+registry& registry_of(const pool& p) noexcept;
+
+// The pool whose worker is running the caller, else the default pool.
+registry& current_registry();
 
 template <class F>
 struct spawn_task final : task {
@@ -134,9 +142,8 @@ public:
     // Per-worker counters (cheap, always on).
     pool_metrics metrics() const { return registry_->metrics(); }
 
-    detail::registry& registry() const noexcept { return *registry_; }
-
 private:
+    friend detail::registry& detail::registry_of(const pool&) noexcept;
     std::unique_ptr<detail::registry> registry_;
 };
 
@@ -144,9 +151,6 @@ private:
 // with default_concurrency() workers, or CREW_NUM_THREADS if set (a whole number >= 1; anything
 // else makes this throw std::invalid_argument). Destroyed at exit after finishing its work.
 pool& default_pool();
-
-// The pool whose worker is running the caller, else the default pool.
-detail::registry& current_registry();
 
 // The index of the worker running the caller in its pool, or -1 outside every pool.
 inline int this_worker_index() noexcept {
@@ -157,7 +161,7 @@ inline int this_worker_index() noexcept {
 // Fire-and-forget on the current pool (or the default pool).
 template <class F>
 void spawn(F&& f) {
-    detail::spawn_on(current_registry(), std::forward<F>(f));
+    detail::spawn_on(detail::current_registry(), std::forward<F>(f));
 }
 
 }  // namespace crew

@@ -36,8 +36,8 @@ struct group_task;
 // thread at a time, not from inside the group's own tasks (that throws crew::usage_error).
 class task_group {
 public:
-    task_group() : owner_(&current_registry()) {}
-    explicit task_group(pool& p) noexcept : owner_(&p.registry()) {}
+    task_group() : owner_(&detail::current_registry()) {}
+    explicit task_group(pool& p) noexcept : owner_(&detail::registry_of(p)) {}
     task_group(const task_group&) = delete;
     task_group& operator=(const task_group&) = delete;
 
