@@ -43,6 +43,7 @@ void worker::run_loop() {
         if (task* t = find_task()) {
             if (searching_) found_work_cold();
             spins_ = 0;
+            floor_ = deque_.owner_bottom();  // what t pushes lands at or above this index
             execute(t);
         } else if (!idle_cold(nullptr)) {
             return;
@@ -52,12 +53,22 @@ void worker::run_loop() {
 
 void worker::wait_until(completion& done) {
     while (!done.is_set()) {
-        if (task* t = find_task()) {
+        bool related = false;
+        if (task* t = find_help(related)) {
             if (searching_) found_work_cold();
             spins_ = 0;
-            execute(t);
-        } else {
+            run_helped(t, related);
+        } else if (may_help_unrelated()) {
             idle_cold(&done);
+        } else {
+            // Only related work may run here and none is left: it is all with other workers (or
+            // it is the awaited job itself). Sleep on the flag, outside the pool's parking lot,
+            // so that wakes meant for workers that can take any task never come here.
+            if (searching_) {
+                searching_ = false;
+                lot_.end_search();
+            }
+            done.block();
         }
     }
     if (searching_) {
@@ -65,6 +76,32 @@ void worker::wait_until(completion& done) {
         lot_.end_search();
     }
     spins_ = 0;
+}
+
+// A task for a waiting worker: related work first (own deque above floor_), then, if allowed,
+// anything find_task() finds.
+task* worker::find_help(bool& related) {
+    if (deque_.owner_bottom() > floor_) {
+        if (task* t = deque_.pop()) {
+            related = true;
+            return t;
+        }
+    }
+    related = false;
+    return may_help_unrelated() ? find_task() : nullptr;
+}
+
+// Run a task on top of a waiting frame; it gets its own floor, and counts toward the depth bound
+// unless it descends from the waiting task.
+void worker::run_helped(task* t, bool related) {
+    const std::int64_t saved_floor = floor_;
+    floor_ = deque_.owner_bottom();
+    help_depth_ += related ? 0 : 1;
+    ++helped_nesting_;
+    execute(t);
+    --helped_nesting_;
+    help_depth_ -= related ? 0 : 1;
+    floor_ = saved_floor;
 }
 
 task* worker::find_task() {

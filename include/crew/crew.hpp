@@ -4,6 +4,7 @@
 #include "crew/algorithms.hpp"
 #include "crew/errors.hpp"
 #include "crew/future.hpp"
+#include "crew/isolate.hpp"
 #include "crew/join.hpp"
 #include "crew/metrics.hpp"
 #include "crew/pool.hpp"

@@ -40,14 +40,16 @@ struct submit_task final : future_state<R> {
         this->destroy = &destroy_self;
     }
     ~submit_task() {
-        if (fn_alive) fn.~F();
+        if (fn_alive) (void)destroy_closure(fn);  // discarded unrun: the pool was closed
     }
 
     static void run(task* t) noexcept {
         auto* self = static_cast<submit_task*>(t);
-        self->result.run(self->fn);
-        self->fn.~F();  // the closure's captures die before the waiter resumes
+        self->result.run(std::move(self->fn));  // called once: rvalue-only callables work
         self->fn_alive = false;
+        // The closure's captures die before the waiter resumes; a throwing destructor is the
+        // task's exception unless the call itself threw.
+        if (std::exception_ptr e = destroy_closure(self->fn)) self->result.fail_after(std::move(e));
         self->done.set();
         self->release();
     }

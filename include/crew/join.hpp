@@ -18,18 +18,19 @@ namespace crew {
 
 namespace detail {
 
+// G is g's type as passed to join (H& for an lvalue, H for an rvalue, invoked as one).
 template <class G, class R>
 struct join_job final : task {
-    G& fn;
+    std::remove_reference_t<G>& fn;
     result_cell<R> result;
     completion done;
 
-    explicit join_job(G& g) noexcept : task{&run_stolen}, fn(g) {}
+    explicit join_job(std::remove_reference_t<G>& g) noexcept : task{&run_stolen}, fn(g) {}
 
     // Run by a thief.
     static void run_stolen(task* t) noexcept {
         auto* self = static_cast<join_job*>(t);
-        self->result.run(self->fn);
+        self->result.run(std::forward<G>(self->fn));
         self->done.set();  // the last touch: the owner may return and pop this frame right after
     }
 };
@@ -39,31 +40,33 @@ struct join_job final : task {
 // job came back and the caller should run it inline.
 bool join_reclaim_cold(worker& w, task* job, completion& done, task* popped);
 
+// F and G are the callables' types as passed to join: each is invoked once, as what it was
+// passed as (so rvalue-only callables work). Reference results stay references.
 template <class F, class G>
 using join_result_t = std::conditional_t<
-    std::is_void_v<std::invoke_result_t<F&>> && std::is_void_v<std::invoke_result_t<G&>>, void,
-    std::pair<stored_t<std::invoke_result_t<F&>>, stored_t<std::invoke_result_t<G&>>>>;
+    std::is_void_v<std::invoke_result_t<F>> && std::is_void_v<std::invoke_result_t<G>>, void,
+    std::pair<stored_t<std::invoke_result_t<F>>, stored_t<std::invoke_result_t<G>>>>;
 
 template <class F, class G>
-join_result_t<F, G> join_on(worker& w, F& f, G& g) {
-    using RA = std::invoke_result_t<F&>;
-    using RB = std::invoke_result_t<G&>;
+join_result_t<F, G> join_on(worker& w, std::remove_reference_t<F>& f, std::remove_reference_t<G>& g) {
+    using RA = std::invoke_result_t<F>;
+    using RB = std::invoke_result_t<G>;
     join_job<G, RB> job(g);
     w.push(&job);
     result_cell<RA> a;
-    a.run(f);
+    a.run(std::forward<F>(f));
     task* popped = w.pop();
     if (popped == &job || join_reclaim_cold(w, &job, job.done, popped)) {
         w.count_task();
-        job.result.run(g);
+        job.result.run(std::forward<G>(g));
     }
     // Both sides are finished here; f's exception wins when both threw.
     if constexpr (std::is_void_v<join_result_t<F, G>>) {
         a.take();
         job.result.take();
     } else {
-        auto first = a.take_stored();
-        return {std::move(first), job.result.take_stored()};
+        stored_t<RA> first = a.take_stored();  // taken first: f's exception wins
+        return {std::forward<stored_t<RA>>(first), job.result.take_stored()};
     }
 }
 
@@ -76,8 +79,8 @@ join_result_t<F, G> join_on(worker& w, F& f, G& g) {
 template <class F, class G>
 detail::join_result_t<F, G> join(F&& f, G&& g) {
     if (detail::worker* w = detail::current_worker) [[likely]]
-        return detail::join_on(*w, f, g);
-    return default_pool().run([&] { return detail::join_on(*detail::current_worker, f, g); });
+        return detail::join_on<F, G>(*w, f, g);
+    return default_pool().run([&] { return detail::join_on<F, G>(*detail::current_worker, f, g); });
 }
 
 }  // namespace crew

@@ -45,34 +45,43 @@ registry& current_registry();
 
 template <class F>
 struct spawn_task final : task {
-    F fn;
+    union {
+        F fn;  // alive from construction until the task ran (or was discarded unrun)
+    };
     registry* owner;
+    bool fn_alive = true;
 
     template <class G>
     spawn_task(G&& g, registry* r) : task{&run}, fn(std::forward<G>(g)), owner(r) {}
+    ~spawn_task() {
+        if (fn_alive) (void)destroy_closure(fn);  // discarded unrun: the pool was closed
+    }
 
     static void run(task* t) noexcept {
         auto* self = static_cast<spawn_task*>(t);
         try {
-            self->fn();
+            std::invoke(std::move(self->fn));  // called once: rvalue-only callables work
         } catch (...) {
             self->owner->report_unhandled(std::current_exception());
         }
+        self->fn_alive = false;
+        if (std::exception_ptr e = destroy_closure(self->fn)) self->owner->report_unhandled(std::move(e));
         delete_task(self);
     }
 };
 
-// A task on the caller's stack whose caller blocks (or helps) until it ran: pool::run.
+// A task on the caller's stack whose caller blocks (or helps) until it ran: pool::run. F is the
+// callable's type as passed (G& for an lvalue, G for an rvalue, which is then invoked as one).
 template <class F, class R>
 struct run_job final : task {
-    F& fn;
+    std::remove_reference_t<F>& fn;
     result_cell<R> result;
     completion done;
 
-    explicit run_job(F& f) : task{&run}, fn(f) {}
+    explicit run_job(std::remove_reference_t<F>& f) : task{&run}, fn(f) {}
     static void run(task* t) noexcept {
         auto* self = static_cast<run_job*>(t);
-        self->result.run(self->fn);
+        self->result.run(std::forward<F>(self->fn));
         self->done.set();
     }
 };
@@ -114,10 +123,10 @@ public:
     // one of this pool's workers it simply calls f; elsewhere the caller waits (helping its own
     // pool if it is a worker of another pool).
     template <class F>
-    std::invoke_result_t<F&> run(F&& f) {
-        using R = std::invoke_result_t<F&>;
-        if (registry_->owns_current_thread()) return std::invoke(f);
-        detail::run_job<std::remove_reference_t<F>, R> job(f);
+    std::invoke_result_t<F> run(F&& f) {
+        using R = std::invoke_result_t<F>;
+        if (registry_->owns_current_thread()) return std::invoke(std::forward<F>(f));
+        detail::run_job<F, R> job(f);
         if (!registry_->inject(&job)) throw pool_closed_error();
         detail::wait_for(job.done);
         return job.result.take();
@@ -131,8 +140,8 @@ public:
 
     // Run `f` asynchronously; the future yields its result or rethrows its exception.
     template <class F>
-    future<std::invoke_result_t<std::decay_t<F>&>> submit(F&& f) {
-        using R = std::invoke_result_t<std::decay_t<F>&>;
+    future<std::invoke_result_t<std::decay_t<F>>> submit(F&& f) {
+        using R = std::invoke_result_t<std::decay_t<F>>;
         using T = detail::submit_task<R, std::decay_t<F>>;
         T* t = detail::new_task<T>(std::decay_t<F>(std::forward<F>(f)));
         detail::schedule_or_throw(*registry_, t);

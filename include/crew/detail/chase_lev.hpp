@@ -144,6 +144,10 @@ public:
         return b > t ? b - t : 0;
     }
 
+    // Owner only: the index the next push will use. Items the owner pushed from now on sit at or
+    // above it, which lets the owner tell its newer items from older ones (see worker::wait_until).
+    std::int64_t owner_bottom() const noexcept { return bottom_.load(std::memory_order_relaxed); }
+
     // Owner (or quiescent) only: the current capacity.
     std::int64_t capacity() const noexcept { return buffer_.load(std::memory_order_relaxed)->mask + 1; }
 

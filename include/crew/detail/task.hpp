@@ -75,6 +75,23 @@ template <class T>
 inline constexpr bool fits_block =
     sizeof(T) <= task_cache::block_size && alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__;
 
+// Destroys a task's closure in place. A closure whose destructor throws (a capture with a
+// noexcept(false) destructor) does not terminate the worker: the exception is returned.
+template <class F>
+std::exception_ptr destroy_closure(F& fn) noexcept {
+    if constexpr (std::is_nothrow_destructible_v<F>) {
+        fn.~F();
+        return nullptr;
+    } else {
+        try {
+            fn.~F();
+        } catch (...) {
+            return std::current_exception();
+        }
+        return nullptr;
+    }
+}
+
 template <class T>
 using stored_t = std::conditional_t<std::is_void_v<T>, std::monostate, T>;
 
@@ -84,18 +101,27 @@ class result_cell {
     using stored = std::conditional_t<std::is_reference_v<R>, std::remove_reference_t<R>*, R>;
 
 public:
+    // Invokes fn as given: an rvalue for a callable that is called once and may be rvalue-only.
     template <class F>
-    void run(F& fn) noexcept {
+    void run(F&& fn) noexcept {
         try {
             if constexpr (std::is_void_v<R>)
-                std::invoke(fn);
+                std::invoke(std::forward<F>(fn));
             else if constexpr (std::is_reference_v<R>)
-                value_.emplace(&std::invoke(fn));
+                value_.emplace(&std::invoke(std::forward<F>(fn)));
             else
-                value_.emplace(std::invoke(fn));
+                value_.emplace(std::invoke(std::forward<F>(fn)));
         } catch (...) {
             error_ = std::current_exception();
         }
+    }
+
+    // Something that belongs to the task failed after it ran (its closure's destructor threw):
+    // that is the task's outcome unless the callable itself already threw.
+    void fail_after(std::exception_ptr e) noexcept {
+        if (error_) return;
+        value_.reset();
+        error_ = std::move(e);
     }
 
     bool failed() const noexcept { return error_ != nullptr; }

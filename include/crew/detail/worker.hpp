@@ -21,6 +21,9 @@ namespace crew::detail {
 
 class registry;
 
+// How many *unrelated* tasks a waiting worker may nest on its stack (see worker::wait_until).
+inline constexpr unsigned max_help_depth = 32;
+
 // Written by the owning worker only (a relaxed load and store, no locked instruction), read by
 // pool::metrics() from any thread.
 struct worker_counters {
@@ -69,8 +72,36 @@ public:
 
     // ---- cold paths ----
 
-    // Runs other tasks until `done` is set; parks in between when there are none.
+    // Runs other tasks until `done` is set; parks in between when there are none. Which tasks:
+    //   * related ones: items on this worker's own deque at or above floor_, i.e. pushed by the
+    //     task now running (or by tasks it runs) -- always allowed, they are its own descendants;
+    //   * unrelated ones (older items of its own deque, stolen or injected tasks) -- only while
+    //     fewer than max_help_depth of them are nested on this stack and no isolate() is active.
+    // A waiter that may not take unrelated work and has no related work left blocks on `done`.
     void wait_until(completion& done);
+
+    // crew::isolate: while the returned scope lives, waits on this worker run only work pushed
+    // after its start.
+    struct isolation {
+        worker& w;
+        std::int64_t saved_floor;
+        bool saved_isolated;
+        explicit isolation(worker& owner) noexcept
+            : w(owner), saved_floor(owner.floor_), saved_isolated(owner.isolated_) {
+            w.floor_ = w.deque_.owner_bottom();
+            w.isolated_ = true;
+        }
+        ~isolation() {
+            w.floor_ = saved_floor;
+            w.isolated_ = saved_isolated;
+        }
+        isolation(const isolation&) = delete;
+        isolation& operator=(const isolation&) = delete;
+    };
+
+    // How many tasks a waiting worker started on this stack are still running (0 in a task the
+    // worker loop started). Lets a task tell whether a frame below it is the task it runs in.
+    unsigned helped_nesting() const noexcept { return helped_nesting_; }
 
     // The thread's main loop; returns when the pool shuts down and no work is left in sight.
     void run_loop();
@@ -81,6 +112,9 @@ public:
 
 private:
     task* find_task();
+    task* find_help(bool& related);
+    void run_helped(task* t, bool related);
+    bool may_help_unrelated() const noexcept { return !isolated_ && help_depth_ < max_help_depth; }
     task* steal_round();
     bool idle_cold(completion* done);
     void park_cold(completion* done);
@@ -100,6 +134,12 @@ private:
     std::uint32_t spins_ = 0;
     bool searching_ = false;
     std::int64_t max_depth_seen_ = 0;
+    // Deque index where the running task's own pushes begin (see wait_until).
+    std::int64_t floor_ = 0;
+    // Unrelated tasks nested on this stack by waits; all tasks nested by waits; isolate() active.
+    unsigned help_depth_ = 0;
+    unsigned helped_nesting_ = 0;
+    bool isolated_ = false;
     task_cache cache_;
     alignas(cache_line) worker_counters counters_;
 };
