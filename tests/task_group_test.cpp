@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 
@@ -13,6 +14,13 @@ namespace {
 using namespace std::chrono_literals;
 
 class task_group_suite : public crew_test::pool_test {};
+
+// Busy-waits about `d` (a child that keeps its worker, as real work does).
+void spin_for(std::chrono::nanoseconds d) {
+    const auto end = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < end) {
+    }
+}
 
 TEST_P(task_group_suite, a_hundred_thousand_children) {
     crew_test::watchdog dog(120s);
@@ -115,6 +123,38 @@ TEST_P(task_group_suite, nested_groups_recursively) {
         }
     };
     EXPECT_EQ(pool().run([] { return tree::count(6); }), 4096);
+}
+
+// Regression (hardening issue, part B): run() from a producer thread while the owner calls wait()
+// in a loop. The old wait() reset the count with a plain store over concurrent increments, so the
+// final wait() (after the producer was joined) could return while children still ran, and
+// destroying the group then let a child touch freed memory (ASan: heap-use-after-free in
+// child_done). Every final wait() must see every child finished.
+TEST_P(task_group_suite, final_wait_after_a_concurrent_producer_sees_every_child_done) {
+    crew_test::watchdog dog(300s);
+    constexpr int children = 20;
+    const long cycles = crew_test::scaled(3000);
+    long early_returns = 0;
+    for (long cycle = 0; cycle < cycles; ++cycle) {
+        std::atomic<int> finished{0};
+        {
+            crew::task_group g(pool());
+            std::atomic<bool> produced{false};
+            std::thread producer([&] {
+                for (int i = 0; i < children; ++i)
+                    g.run([&finished] {
+                        spin_for(5us);
+                        finished.fetch_add(1, std::memory_order_relaxed);
+                    });
+                produced.store(true, std::memory_order_release);
+            });
+            while (!produced.load(std::memory_order_acquire)) g.wait();
+            producer.join();
+            g.wait();
+            if (finished.load(std::memory_order_relaxed) != children) ++early_returns;
+        }  // the group dies here: no child may still touch it
+    }
+    EXPECT_EQ(early_returns, 0) << "of " << cycles << " cycles";
 }
 
 CREW_ALL_POOL_SIZES(task_group_suite);
