@@ -45,6 +45,15 @@ struct group_task;
 // wait() returns once every child whose run() happened before the wait() began has finished
 // (children added concurrently may or may not be waited for).
 //
+// Memory-model review (C++20: release sequences continue only through RMWs). The count is
+// detail/group_count.hpp: every write of its word is an RMW, and no reset exists (the old
+// `pending_.store(1)` and `done_.reset()` were plain stores over concurrently changing words: they
+// lost increments and raced the last child's set()). failed_ changes by CAS (a child claims the
+// slot) and two release stores (error_ready after storing error_; no_error after wait() took it);
+// each reader acquires from the store that wrote the value it acts on (record()'s CAS reads
+// wait()'s no_error; wait()/~task_group read error_ready), so no release sequence has to reach
+// across a plain store. error_ is touched only by the claiming child and then by the one waiter.
+//
 // Exceptions: the first exception of a child (thrown by it, or by the destructor of its captured
 // state) is rethrown by wait(); the rest are dropped. One never collected by wait() goes, when the
 // group is destroyed, to the unhandled-exception handler of the pool that ran that child.
