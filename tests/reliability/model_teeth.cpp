@@ -1,6 +1,10 @@
 // tests/reliability/model_teeth.cpp -- each known bug, re-introduced through the atomics policy
 // (crew::detail::bug), paired with the scenarios expected to catch it. A separate translation
 // unit from the correct instantiations so the two compile in parallel.
+//
+// Not here: the deque's relaxed bottom_ stores in pop() (a C++20 release-sequence bug). Relacy
+// models C++11 release sequences, which still include later relaxed stores of the same thread, so
+// no scenario could catch it; chase_lev.hpp's header comment carries that argument instead.
 #include "reliability/model_scenarios.hpp"
 
 namespace crew_model {
