@@ -66,6 +66,12 @@ registry& current_registry() {
     return registry_of(default_pool());
 }
 
+void check_default_pool_environment() {
+    // A static initialised by an exception is tried again next time; success is remembered.
+    static const bool valid = (options_from_environment(), true);
+    (void)valid;
+}
+
 bool join_reclaim_cold(worker& w, task* job, completion& done, task* popped) {
     while (popped != nullptr) {
         w.execute(popped);

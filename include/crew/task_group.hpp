@@ -59,7 +59,11 @@ struct group_task;
 // group is destroyed, to the unhandled-exception handler of the pool that ran that child.
 class task_group {
 public:
-    task_group() noexcept : pool_(nullptr) {}
+    // Outside every pool it checks CREW_NUM_THREADS (std::invalid_argument if invalid, as
+    // default_pool()), since its children may need the default pool; it does not create it.
+    task_group() : pool_(nullptr) {
+        if (detail::current_worker == nullptr) detail::check_default_pool_environment();
+    }
     explicit task_group(pool& p) noexcept : pool_(&detail::registry_of(p)) {}
     task_group(const task_group&) = delete;
     task_group& operator=(const task_group&) = delete;
