@@ -30,6 +30,7 @@ const scenario correct_scenarios[scenario_count] = {
     parking_scenario<bug::none>("parking_sleep_wake"),
     parking_deque_scenario<bug::none>("parking_with_deques"),
     group_count_scenario<bug::none>("group_count_producer_waiter"),
+    group_count_scenario<bug::none, true>("group_count_nested"),
 };
 
 namespace {

@@ -11,6 +11,8 @@
 //   be taken exactly once, counting what the owner drains after all threads finished.
 //   parking scenario: the worker-loop model (see parking_model) must never end with a queued task
 //   and every worker asleep; Relacy reports that state as a deadlock.
+//   group count scenarios: a task group's final wait must follow every child's work, and no child
+//   may touch the group after it is destroyed (see group_count_model).
 #pragma once
 
 #include "reliability/relacy_policy.hpp"
@@ -338,15 +340,18 @@ struct model_flag {
     }
 };
 
-template <class Policy>
-struct group_count_model : rl::test_suite<group_count_model<Policy>, 4> {
+// Nested = false: the producer/waiter scenario above. Nested = true: a child adds a child (as
+// run() from inside a group's own task): the producer adds child 0 and then lets the owner wait
+// once; child 0 adds child 1 before it finishes, so the wait must cover both.
+template <class Policy, bool Nested>
+struct group_count_model : rl::test_suite<group_count_model<Policy, Nested>, 4> {
     static constexpr int children = 2;
     using flag = model_flag<Policy>;
     using count = crew::detail::basic_group_count<Policy, flag>;
     aligned_box<count> group;
-    flag waits[2];        // the owner's completion for each wait()
-    flag handed[children];  // producer -> runner: "your child was added"
-    flag produced;        // producer -> owner: the join
+    flag waits[2];          // the owner's completion for each wait()
+    flag handed[children];  // -> runner: "your child was added"
+    flag produced;          // producer -> owner: the join
     rl::var<int> work[children];
     rl::var<int> group_gone;
 
@@ -366,26 +371,40 @@ struct group_count_model : rl::test_suite<group_count_model<Policy>, 4> {
         group->end_wait();
     }
 
-    void thread(unsigned index) {
-        if (index == 0) {  // the owner
-            wait(waits[0]);
-            produced.wait();
-            wait(waits[1]);
-            for (int i = 0; i < children; ++i) RL_ASSERT(work[i](RL_INFO) == 1);  // and race-checked
-            RL_ASSERT(group->unfinished() == 0);
-            group_gone(RL_INFO) = 1;  // "destroyed": no child may touch it from here on
-        } else if (index == 1) {  // the producer
-            for (int i = 0; i < children; ++i) {
-                group->add();
-                handed[i].set();
-            }
-            produced.set();
-        } else {  // a runner: one child each
-            const int i = static_cast<int>(index) - 2;
-            handed[i].wait();
-            work[i](RL_INFO) = 1;
-            group->finish();
+    void owner() {
+        if constexpr (!Nested) wait(waits[0]);  // concurrent with the producer
+        produced.wait();
+        wait(waits[1]);
+        for (int i = 0; i < children; ++i) RL_ASSERT(work[i](RL_INFO) == 1);  // and race-checked
+        RL_ASSERT(group->unfinished() == 0);
+        group_gone(RL_INFO) = 1;  // "destroyed": no child may touch it from here on
+    }
+
+    void producer() {
+        for (int i = 0; i < (Nested ? 1 : children); ++i) {
+            group->add();
+            handed[i].set();
         }
+        produced.set();
+    }
+
+    void runner(int i) {
+        handed[i].wait();
+        if (Nested && i == 0) {  // child 0 runs child 1 before it finishes
+            group->add();
+            handed[1].set();
+        }
+        work[i](RL_INFO) = 1;
+        group->finish();
+    }
+
+    void thread(unsigned index) {
+        if (index == 0)
+            owner();
+        else if (index == 1)
+            producer();
+        else
+            runner(static_cast<int>(index) - 2);
     }
 };
 
@@ -453,13 +472,13 @@ constexpr scenario parking_deque_scenario(const char* name) {
     return {name, &simulate<parking_deque_model<relacy_atomics<Bug>>>};
 }
 
-template <bug Bug>
+template <bug Bug, bool Nested = false>
 constexpr scenario group_count_scenario(const char* name) {
-    return {name, &simulate<group_count_model<relacy_atomics<Bug>>>};
+    return {name, &simulate<group_count_model<relacy_atomics<Bug>, Nested>>};
 }
 
 // The correct code: every scenario (model_check.cpp).
-inline constexpr int scenario_count = 9;
+inline constexpr int scenario_count = 10;
 extern const scenario correct_scenarios[scenario_count];
 
 // A bug and the scenarios that must catch it (model_teeth.cpp).

@@ -23,7 +23,8 @@ constexpr scenario parking_teeth[] = {parking_scenario<Bug>("parking_sleep_wake"
                                       parking_deque_scenario<Bug>("parking_with_deques")};
 
 template <bug Bug>
-constexpr scenario group_teeth[] = {group_count_scenario<Bug>("group_count_producer_waiter")};
+constexpr scenario group_teeth[] = {group_count_scenario<Bug>("group_count_producer_waiter"),
+                                    group_count_scenario<Bug, true>("group_count_nested")};
 
 }  // namespace
 
@@ -35,7 +36,7 @@ const bug_entry bugs[bug_count] = {
     {"relaxed_grow_publish", deque_teeth<bug::relaxed_grow_publish>, 4},
     {"no_park_fence", parking_teeth<bug::no_park_fence>, 2},
     {"park_without_recheck", parking_teeth<bug::park_without_recheck>, 2},
-    {"group_lost_increment", group_teeth<bug::group_lost_increment>, 1},
+    {"group_lost_increment", group_teeth<bug::group_lost_increment>, 2},
 };
 
 }  // namespace crew_model
