@@ -1,4 +1,4 @@
-// crew::pool, the default pool, and the cold halves of join and task_group.
+// crew::pool, the default pool, and the cold half of join (task_group's is in task_group.cpp).
 #include "crew/pool.hpp"
 
 #include <cerrno>
@@ -7,7 +7,6 @@
 #include <string>
 
 #include "crew/join.hpp"
-#include "crew/task_group.hpp"
 
 namespace crew {
 
@@ -67,6 +66,12 @@ registry& current_registry() {
     return registry_of(default_pool());
 }
 
+void check_default_pool_environment() {
+    // A static initialised by an exception is tried again next time; success is remembered.
+    static const bool valid = (options_from_environment(), true);
+    (void)valid;
+}
+
 bool join_reclaim_cold(worker& w, task* job, completion& done, task* popped) {
     while (popped != nullptr) {
         w.execute(popped);
@@ -80,42 +85,5 @@ bool join_reclaim_cold(worker& w, task* job, completion& done, task* popped) {
 }
 
 }  // namespace detail
-
-task_group::~task_group() {
-    // acquire (both loads): pairs with child_done()'s acq_rel decrement and record()'s CAS, so a
-    // finished child's error_ is visible here.
-    if (pending_.load(std::memory_order_acquire) != 1) {
-        try {
-            wait();
-        } catch (...) {
-            owner_->report_unhandled(std::current_exception());
-        }
-    } else if (failed_.load(std::memory_order_acquire)) {
-        owner_->report_unhandled(error_);
-    }
-}
-
-void task_group::wait() {
-    for (auto* f = detail::running_groups; f != nullptr; f = f->outer)
-        if (f->group == this)
-            throw usage_error("crew::task_group::wait: called from inside one of the group's own tasks, "
-                              "which would wait for itself");
-    // Drop the group's own count; if children remain, the last one sets done_.
-    if (pending_.fetch_sub(1, std::memory_order_acq_rel) != 1) detail::wait_for(done_);
-    pending_.store(1, std::memory_order_relaxed);  // no child is left to race with: relaxed
-    done_.reset();
-    // acquire: pairs with record()'s CAS (already ordered by done_, kept for the no-wait path).
-    if (failed_.load(std::memory_order_acquire)) {
-        std::exception_ptr e = std::exchange(error_, nullptr);
-        failed_.store(false, std::memory_order_relaxed);
-        std::rethrow_exception(e);
-    }
-}
-
-void task_group::record(std::exception_ptr e) noexcept {
-    bool expected = false;
-    // acq_rel: the winner writes error_ after this; the waiter reads it after acquiring done_.
-    if (failed_.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) error_ = std::move(e);
-}
 
 }  // namespace crew

@@ -50,7 +50,7 @@ void registry::thread_entry(void* arg) noexcept {
     current_worker = nullptr;
 }
 
-void registry::report_unhandled(std::exception_ptr error) noexcept {
+void registry::report_unhandled(std::exception_ptr error, const char* source) noexcept {
     if (config_.on_unhandled_exception) {
         try {
             config_.on_unhandled_exception(error);
@@ -62,9 +62,9 @@ void registry::report_unhandled(std::exception_ptr error) noexcept {
     try {
         std::rethrow_exception(error);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "crew: exception escaped a spawned task: %s\n", e.what());
+        std::fprintf(stderr, "crew: exception escaped %s: %s\n", source, e.what());
     } catch (...) {
-        std::fputs("crew: exception of unknown type escaped a spawned task\n", stderr);
+        std::fprintf(stderr, "crew: exception of unknown type escaped %s\n", source);
     }
 }
 

@@ -2,8 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include "support/pool_sizes.hpp"
 #include "support/watchdog.hpp"
@@ -13,6 +16,13 @@ namespace {
 using namespace std::chrono_literals;
 
 class task_group_suite : public crew_test::pool_test {};
+
+// Busy-waits about `d` (a child that keeps its worker, as real work does).
+void spin_for(std::chrono::nanoseconds d) {
+    const auto end = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < end) {
+    }
+}
 
 TEST_P(task_group_suite, a_hundred_thousand_children) {
     crew_test::watchdog dog(120s);
@@ -115,6 +125,147 @@ TEST_P(task_group_suite, nested_groups_recursively) {
         }
     };
     EXPECT_EQ(pool().run([] { return tree::count(6); }), 4096);
+}
+
+// Regression (hardening issue, part B): run() from a producer thread while the owner calls wait()
+// in a loop. The old wait() reset the count with a plain store over concurrent increments, so the
+// final wait() (after the producer was joined) could return while children still ran, and
+// destroying the group then let a child touch freed memory (ASan: heap-use-after-free in
+// child_done). Every final wait() must see every child finished.
+TEST_P(task_group_suite, final_wait_after_a_concurrent_producer_sees_every_child_done) {
+    crew_test::watchdog dog(300s);
+    constexpr int children = 20;
+    const long cycles = crew_test::scaled(3000);
+    long early_returns = 0;
+    for (long cycle = 0; cycle < cycles; ++cycle) {
+        std::atomic<int> finished{0};
+        {
+            crew::task_group g(pool());
+            std::atomic<bool> produced{false};
+            std::thread producer([&] {
+                for (int i = 0; i < children; ++i)
+                    g.run([&finished] {
+                        spin_for(5us);
+                        finished.fetch_add(1, std::memory_order_relaxed);
+                    });
+                produced.store(true, std::memory_order_release);
+            });
+            while (!produced.load(std::memory_order_acquire)) g.wait();
+            producer.join();
+            g.wait();
+            if (finished.load(std::memory_order_relaxed) != children) ++early_returns;
+        }  // the group dies here: no child may still touch it
+    }
+    EXPECT_EQ(early_returns, 0) << "of " << cycles << " cycles";
+}
+
+// A default-constructed group made outside every pool and used inside p.run() sends its children
+// to p (the caller's pool), not to the default pool.
+TEST_P(task_group_suite, a_default_group_made_outside_runs_its_children_on_the_callers_pool) {
+    crew_test::watchdog dog(60s);
+    crew::task_group g;  // outside every pool
+    std::atomic<int> on_p{0}, elsewhere{0};
+    crew::detail::registry* const p = &crew::detail::registry_of(pool());
+    pool().run([&] {
+        for (int i = 0; i < 100; ++i)
+            g.run([&] {
+                const bool ours = crew::this_worker_index() >= 0 && &crew::detail::current_registry() == p;
+                (ours ? on_p : elsewhere).fetch_add(1);
+            });
+        g.wait();
+    });
+    EXPECT_EQ(on_p.load(), 100);
+    EXPECT_EQ(elsewhere.load(), 0);
+}
+
+// Captured state whose destructor throws (only once armed, so moves and the caller's moved-from
+// copy stay quiet).
+struct throws_on_destruction {
+    bool armed = true;
+    throws_on_destruction() = default;
+    throws_on_destruction(throws_on_destruction&& o) noexcept : armed(std::exchange(o.armed, false)) {}
+    ~throws_on_destruction() noexcept(false) {
+        if (armed) throw std::runtime_error("destructor");
+    }
+};
+
+TEST_P(task_group_suite, a_throwing_capture_destructor_is_the_childs_exception) {
+    crew_test::watchdog dog(60s);
+    crew::task_group g(pool());
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 10; ++i) g.run([&ran, t = throws_on_destruction{}] { ran.fetch_add(1); });
+    try {
+        g.wait();
+        ADD_FAILURE() << "wait() did not rethrow the destructor's exception";
+    } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "destructor");
+    }
+    EXPECT_EQ(ran.load(), 10);
+    // Every child finished exactly once: the group is idle and reusable, nothing left to rethrow.
+    g.run([&] { ran.fetch_add(1); });
+    EXPECT_NO_THROW(g.wait());
+    EXPECT_EQ(ran.load(), 11);
+}
+
+TEST_P(task_group_suite, an_uncollected_exception_goes_to_the_pools_handler) {
+    crew_test::watchdog dog(60s);
+    std::atomic<int> calls{0};
+    std::string what;
+    crew::pool_options options;
+    options.threads = workers();
+    options.on_unhandled_exception = [&](std::exception_ptr e) {
+        calls.fetch_add(1);
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+            what = x.what();
+        }
+    };
+    crew::pool p(options);
+    {
+        crew::task_group g(p);
+        g.run([] { throw std::runtime_error("never collected"); });
+    }  // destroyed without wait()
+    EXPECT_EQ(calls.load(), 1);
+    EXPECT_EQ(what, "never collected");
+}
+
+TEST_P(task_group_suite, an_uncollected_exception_is_printed_naming_the_group) {
+    crew_test::watchdog dog(60s);
+    ::testing::internal::CaptureStderr();
+    {
+        crew::task_group g(pool());
+        g.run([] { throw std::runtime_error("never collected"); });
+    }
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("a task_group child whose exception was never collected by wait(): never collected"),
+              std::string::npos)
+        << err;
+    EXPECT_EQ(err.find("spawned task"), std::string::npos) << err;
+}
+
+// Two threads wait at once: exactly one gets crew::usage_error. The only child finishes only after
+// that happened, so both waits overlap whatever the timing.
+TEST_P(task_group_suite, a_second_concurrent_waiter_is_a_usage_error) {
+    crew_test::watchdog dog(60s);
+    crew::task_group g(pool());
+    std::atomic<int> refused{0}, returned{0};
+    g.run([&] {
+        while (refused.load() == 0) std::this_thread::yield();
+    });
+    auto waiter = [&] {
+        try {
+            g.wait();
+            returned.fetch_add(1);
+        } catch (const crew::usage_error&) {
+            refused.fetch_add(1);
+        }
+    };
+    std::thread a(waiter), b(waiter);
+    a.join();
+    b.join();
+    EXPECT_EQ(refused.load(), 1);
+    EXPECT_EQ(returned.load(), 1);
 }
 
 CREW_ALL_POOL_SIZES(task_group_suite);

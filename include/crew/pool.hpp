@@ -43,6 +43,10 @@ registry& registry_of(const pool& p) noexcept;
 // The pool whose worker is running the caller, else the default pool.
 registry& current_registry();
 
+// Throws std::invalid_argument, as default_pool() would, when CREW_NUM_THREADS is invalid; does
+// not create the default pool.
+void check_default_pool_environment();
+
 template <class F>
 struct spawn_task final : task {
     union {

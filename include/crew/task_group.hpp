@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <type_traits>
 #include <utility>
@@ -9,6 +10,7 @@
 #include "crew/errors.hpp"
 #include "crew/pool.hpp"
 #include "crew/detail/completion.hpp"
+#include "crew/detail/group_count.hpp"
 #include "crew/detail/task.hpp"
 #include "crew/detail/worker.hpp"
 
@@ -31,13 +33,38 @@ struct group_task;
 
 }  // namespace detail
 
-// Children run on the pool that created the group (the caller's pool, or the default pool).
-// run() may be called from any thread, including from the group's own tasks; wait() from one
-// thread at a time, not from inside the group's own tasks (that throws crew::usage_error).
+// Where children run: a group built with task_group(pool& p) sends every child to p. A
+// default-constructed group sends each child to the pool of the thread that calls run(): that
+// worker's own deque when the caller is a pool worker, else the default pool. (So a group created
+// outside every pool and used inside p.run() runs its children on p.) The counting does not depend
+// on the pool, so one group may have children on several pools.
+//
+// Threads: run() may be called from any thread, including from the group's own tasks, also while
+// another thread waits. wait() from one thread at a time: a second thread calling wait() while one
+// waits gets crew::usage_error, and so does wait() from inside one of the group's own tasks. A
+// wait() returns once every child whose run() happened before the wait() began has finished
+// (children added concurrently may or may not be waited for).
+//
+// Memory-model review (C++20: release sequences continue only through RMWs). The count is
+// detail/group_count.hpp: every write of its word is an RMW, and no reset exists (the old
+// `pending_.store(1)` and `done_.reset()` were plain stores over concurrently changing words: they
+// lost increments and raced the last child's set()). failed_ changes by CAS (a child claims the
+// slot) and two release stores (error_ready after storing error_; no_error after wait() took it);
+// each reader acquires from the store that wrote the value it acts on (record()'s CAS reads
+// wait()'s no_error; wait()/~task_group read error_ready), so no release sequence has to reach
+// across a plain store. error_ is touched only by the claiming child and then by the one waiter.
+//
+// Exceptions: the first exception of a child (thrown by it, or by the destructor of its captured
+// state) is rethrown by wait(); the rest are dropped. One never collected by wait() goes, when the
+// group is destroyed, to the unhandled-exception handler of the pool that ran that child.
 class task_group {
 public:
-    task_group() : owner_(&detail::current_registry()) {}
-    explicit task_group(pool& p) noexcept : owner_(&detail::registry_of(p)) {}
+    // Outside every pool it checks CREW_NUM_THREADS (std::invalid_argument if invalid, as
+    // default_pool()), since its children may need the default pool; it does not create it.
+    task_group() : pool_(nullptr) {
+        if (detail::current_worker == nullptr) detail::check_default_pool_environment();
+    }
+    explicit task_group(pool& p) noexcept : pool_(&detail::registry_of(p)) {}
     task_group(const task_group&) = delete;
     task_group& operator=(const task_group&) = delete;
 
@@ -49,17 +76,18 @@ public:
     template <class F>
     void run(F&& f) {
         using T = detail::group_task<std::decay_t<F>>;
-        pending_.fetch_add(1, std::memory_order_relaxed);  // the caller holds a count: relaxed is enough
+        detail::registry& target = pool_ != nullptr ? *pool_ : detail::current_registry();
+        count_.add();  // before the child can start (it calls finish())
         T* t = nullptr;
         try {
             t = detail::new_task<T>(std::forward<F>(f), this);
         } catch (...) {
-            child_done();
+            count_.finish();
             throw;
         }
-        if (!owner_->schedule(t)) {
-            detail::delete_task(t);
-            child_done();
+        if (!target.schedule(t)) {
+            T::discard(t);
+            count_.finish();
             throw pool_closed_error();
         }
     }
@@ -72,19 +100,22 @@ private:
     template <class F>
     friend struct detail::group_task;
 
-    void child_done() noexcept {
-        // acq_rel: the last child's effects are visible to the waiter, who acquires via done_.
-        if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.set();
-    }
-    void record(std::exception_ptr e) noexcept;
+    // failed_ values: no exception, a child is storing error_, error_ holds one for wait().
+    enum : std::uint8_t { no_error, storing_error, error_ready };
 
-    detail::registry* owner_;
-    // pending_: 1 (the group's own count, dropped by wait()) + unfinished children.
-    detail::std_atomics::atomic<std::size_t> pending_{1};
-    detail::completion done_;
-    // failed_: set once by the first child that threw; error_ written only by that child.
-    detail::std_atomics::atomic<bool> failed_{false};
+    void child_done() noexcept { count_.finish(); }  // the child must not touch *this afterwards
+    void record(std::exception_ptr e) noexcept;
+    void wait_for_children();
+
+    // pool_: the pool of task_group(pool&), nullptr for "the caller's pool".
+    detail::registry* pool_;
+    // count_: unfinished children and the waiter hand-off (detail/group_count.hpp).
+    detail::basic_group_count<detail::std_atomics, detail::completion> count_;
+    // failed_: no_error -> storing_error by the first child that throws (CAS), -> error_ready once it
+    // stored error_ and error_pool_; back to no_error by wait() after taking error_.
+    detail::std_atomics::atomic<std::uint8_t> failed_{no_error};
     std::exception_ptr error_;
+    detail::registry* error_pool_ = nullptr;  // the pool that ran the child that stored error_
 };
 
 namespace detail {
@@ -108,8 +139,24 @@ struct group_task final : task {
             g->record(std::current_exception());
         }
         running_groups = frame.outer;
-        self->~group_task();  // captures die before the waiter resumes
+        // Captures die before the waiter resumes. A throwing destructor counts as the child's own
+        // exception (never std::terminate); the child still finishes exactly once below.
+        try {
+            self->~group_task();
+        } catch (...) {
+            g->record(std::current_exception());
+        }
         g->child_done();
+        free_task_memory<group_task>(self);
+    }
+
+    // A child that never ran (its pool refused it): destroy it; a throwing destructor is dropped,
+    // since the caller is about to throw pool_closed_error.
+    static void discard(group_task* self) noexcept {
+        try {
+            self->~group_task();
+        } catch (...) {
+        }
         free_task_memory<group_task>(self);
     }
 };

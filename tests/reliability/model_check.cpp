@@ -29,6 +29,8 @@ const scenario correct_scenarios[scenario_count] = {
     deque_scenario<bug::none, last_item<4>>("deque_last_item_cap4"),
     parking_scenario<bug::none>("parking_sleep_wake"),
     parking_deque_scenario<bug::none>("parking_with_deques"),
+    group_count_scenario<bug::none>("group_count_producer_waiter"),
+    group_count_scenario<bug::none, true>("group_count_nested"),
 };
 
 namespace {

@@ -2,7 +2,7 @@
 // model_check.cpp and model_teeth.cpp).
 //
 // What is checked. Every scenario instantiates the production header (crew/detail/chase_lev.hpp,
-// parking.hpp, injector.hpp) with relacy_atomics<Bug>; Relacy explores random schedules over its
+// parking.hpp, injector.hpp, group_count.hpp) with relacy_atomics<Bug>; Relacy explores random schedules over its
 // C++11 memory model (stale loads allowed wherever the orderings allow them), and reports data
 // races on rl::var, failed RL_ASSERTs, deadlocks (every thread blocked) and livelocks.
 //
@@ -11,6 +11,8 @@
 //   be taken exactly once, counting what the owner drains after all threads finished.
 //   parking scenario: the worker-loop model (see parking_model) must never end with a queued task
 //   and every worker asleep; Relacy reports that state as a deadlock.
+//   group count scenarios: a task group's final wait must follow every child's work, and no child
+//   may touch the group after it is destroyed (see group_count_model).
 #pragma once
 
 #include "reliability/relacy_policy.hpp"
@@ -312,6 +314,101 @@ struct parking_deque_model : rl::test_suite<parking_deque_model<Policy>, 3> {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Task group counting (crew/detail/group_count.hpp): thread 1 is a producer that adds two
+// children and hands each to its own runner thread (2 and 3), which does the child's work and
+// calls finish(); thread 0 is the owner, which waits while the producer runs, then "joins" the
+// producer (waits for its done flag), waits again and destroys the group. Checked: the final wait
+// returns only after both children finished (their rl::var writes are read without a race), and
+// a child touches the group after its decrement only while the waiter is still blocked (the
+// waiter's set() reads `group_gone`, which the owner writes after the final wait: a race or a
+// true value is a failure). A lost increment leaves the final wait blocked: a deadlock.
+
+// A futex-style flag: the model's stand-in for detail::completion (one per wait, as crew makes a
+// fresh completion per wait()).
+template <class Policy>
+struct model_flag {
+    model_atomic<std::uint32_t> word{0};
+    rl::var<int>* group_gone = nullptr;  // set() may only run while the group is alive
+
+    void set() {
+        if (group_gone != nullptr) RL_ASSERT((*group_gone)(RL_INFO) == 0);
+        word.store(1, std::memory_order::release);
+        Policy::wake_all(word);
+    }
+    void wait() {
+        while (word.load(std::memory_order::acquire) == 0) Policy::wait(word, 0);
+    }
+};
+
+// Nested = false: the producer/waiter scenario above. Nested = true: a child adds a child (as
+// run() from inside a group's own task): the producer adds child 0 and then lets the owner wait
+// once; child 0 adds child 1 before it finishes, so the wait must cover both.
+template <class Policy, bool Nested>
+struct group_count_model : rl::test_suite<group_count_model<Policy, Nested>, 4> {
+    static constexpr int children = 2;
+    using flag = model_flag<Policy>;
+    using count = crew::detail::basic_group_count<Policy, flag>;
+    aligned_box<count> group;
+    flag waits[2];          // the owner's completion for each wait()
+    flag handed[children];  // -> runner: "your child was added"
+    flag produced;          // producer -> owner: the join
+    rl::var<int> work[children];
+    rl::var<int> group_gone;
+
+    group_count_model() {
+        group_gone(RL_INFO) = 0;
+        for (int i = 0; i < children; ++i) work[i](RL_INFO) = 0;
+        for (flag& w : waits) w.group_gone = &group_gone;
+    }
+
+    void wait(flag& c) {
+        switch (group->begin_wait(c)) {
+            case count::wait_status::done: return;
+            case count::wait_status::busy: RL_ASSERT(false); return;  // one waiter only
+            case count::wait_status::must_wait: break;
+        }
+        c.wait();
+        group->end_wait();
+    }
+
+    void owner() {
+        if constexpr (!Nested) wait(waits[0]);  // concurrent with the producer
+        produced.wait();
+        wait(waits[1]);
+        for (int i = 0; i < children; ++i) RL_ASSERT(work[i](RL_INFO) == 1);  // and race-checked
+        RL_ASSERT(group->unfinished() == 0);
+        group_gone(RL_INFO) = 1;  // "destroyed": no child may touch it from here on
+    }
+
+    void producer() {
+        for (int i = 0; i < (Nested ? 1 : children); ++i) {
+            group->add();
+            handed[i].set();
+        }
+        produced.set();
+    }
+
+    void runner(int i) {
+        handed[i].wait();
+        if (Nested && i == 0) {  // child 0 runs child 1 before it finishes
+            group->add();
+            handed[1].set();
+        }
+        work[i](RL_INFO) = 1;
+        group->finish();
+    }
+
+    void thread(unsigned index) {
+        if (index == 0)
+            owner();
+        else if (index == 1)
+            producer();
+        else
+            runner(static_cast<int>(index) - 2);
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
 // Running a scenario
 
 struct outcome {
@@ -375,8 +472,13 @@ constexpr scenario parking_deque_scenario(const char* name) {
     return {name, &simulate<parking_deque_model<relacy_atomics<Bug>>>};
 }
 
+template <bug Bug, bool Nested = false>
+constexpr scenario group_count_scenario(const char* name) {
+    return {name, &simulate<group_count_model<relacy_atomics<Bug>, Nested>>};
+}
+
 // The correct code: every scenario (model_check.cpp).
-inline constexpr int scenario_count = 8;
+inline constexpr int scenario_count = 10;
 extern const scenario correct_scenarios[scenario_count];
 
 // A bug and the scenarios that must catch it (model_teeth.cpp).
@@ -385,7 +487,7 @@ struct bug_entry {
     const scenario* scenarios;
     int count;
 };
-inline constexpr int bug_count = 7;
+inline constexpr int bug_count = 8;
 extern const bug_entry bugs[bug_count];
 
 }  // namespace crew_model

@@ -18,6 +18,7 @@
 
 #include "crew/detail/atomics.hpp"
 #include "crew/detail/chase_lev.hpp"
+#include "crew/detail/group_count.hpp"
 #include "crew/detail/injector.hpp"
 #include "crew/detail/parking.hpp"
 
@@ -81,6 +82,11 @@ public:
     template <class U>
     T fetch_sub(U v, std::memory_order o = std::memory_order::seq_cst) noexcept {
         return raw_.fetch_sub(v, to_rl(o), RL_INFO);
+    }
+
+    template <class U>
+    T fetch_or(U v, std::memory_order o = std::memory_order::seq_cst) noexcept {
+        return raw_.fetch_or(v, to_rl(o), RL_INFO);
     }
 
     rl::atomic<T>& raw() noexcept { return raw_; }

@@ -1,10 +1,10 @@
 // crew/detail/atomics.hpp -- the one place where crew names its atomic types, fences, futex calls
 // and sanitizer workarounds.
 //
-// Every lock-free structure in crew (chase_lev.hpp, parking.hpp, injector.hpp) is a template over an
-// atomics *policy*. `std_atomics` below is the production policy; a model-checker build supplies a
-// policy with the same members backed by its own types (Relacy's rl::atomic, rl::atomic_thread_fence)
-// and instantiates the very same headers. A policy provides:
+// Every lock-free structure in crew (chase_lev.hpp, parking.hpp, injector.hpp, group_count.hpp) is
+// a template over an atomics *policy*. `std_atomics` below is the production policy; a model-checker
+// build supplies a policy with the same members backed by its own types (Relacy's rl::atomic,
+// rl::atomic_thread_fence) and instantiates the very same headers. A policy provides:
 //
 //   template <class T> using atomic = ...;     // std::atomic-like: load/store/exchange/CAS/fetch_*
 //   using mutex = ...;                         // BasicLockable
@@ -49,6 +49,7 @@ enum class bug : unsigned {
     relaxed_grow_publish,  // chase_lev grow: publish the bigger buffer with a relaxed store
     no_park_fence,         // parking prepare_park(): no seq_cst fence between announcing and reading
     park_without_recheck,  // the worker-loop model parks without re-checking the queues
+    group_lost_increment,  // group_count begin_wait(): retract with a plain store, not a CAS (the old reset)
 };
 
 struct std_atomics {

@@ -24,6 +24,36 @@
 //     deque never holds more than twice its peak capacity.
 //   * steal reports three outcomes: success, empty (top >= bottom), and lost (another thread won the
 //     CAS). "lost" means work may still be there: a caller must not treat it as empty.
+//
+// Publication under C++20's memory model. Since C++20 (P0982R1) a release sequence continues only
+// through read-modify-writes, not through later plain stores of the same thread. So EVERY store of
+// bottom_ is a release store: push's, pop's decrement, pop's restore when empty, and pop_last_cold's
+// restore. (With pop's stores relaxed, a thief whose acquire load of bottom reads one of them
+// synchronizes with nothing: it can win the CAS on an index without happening after the push that
+// filled the slot, and read the slot's old nullptr or race on *item. An exhaustive RC11 check found
+// that; Relacy follows C++11's rule, where the relaxed store stays in push's release sequence, so it
+// cannot see it, and on x86 a release store is the same mov.) We chose release stores over Lê et
+// al.'s fence-based push (a release fence in push also covers pop's later relaxed stores, since
+// they are sequenced after it): ThreadSanitizer does not model fences, a release store costs nothing
+// on x86 and one stlr on ARM, and each store then names its own partner. What each thief read
+// synchronizes with:
+//   * bottom (acquire, in steal): with the owner's release store that wrote the value read, push's
+//     or pop's. Every push of an index below that value is sequenced before that store, so the
+//     slot's contents and *item (written by the pusher before push) happen before the thief's read.
+//   * top (acquire, in steal): with the seq_cst CAS (an RMW: release sequences continue through the
+//     later CASes) that wrote it, i.e. the previous winner. Only a fresher index; the slot's safety
+//     comes from bottom, and losing a stale index is caught by the CAS.
+//   * buffer_ (acquire, loaded after bottom): with grow_cold's release store. If the bottom value
+//     read came from a store after a growth, that store follows the growth in the owner's order, so
+//     the thief sees the new buffer (or a later one) and its copied slots. An older buffer read is
+//     still valid for index t: retired buffers are never freed or rewritten below the copied range.
+//   * the slot (relaxed): ordered by the bottom acquire above. The owner rewrites slot t only after
+//     top passed t (push's acquire load of top pairs with the winning CAS, so the thief's read
+//     happens before the rewrite); a thief that read a stale slot loses its CAS.
+//   * *item (plain data, read by the caller after success): the item's writes are sequenced before
+//     the slot store and bottom release in push, so the chain above covers them.
+// The owner's own reads (pop) need nothing: it wrote everything it reads, except top (the seq_cst
+// fence pair and the CAS handle the last-item race).
 #pragma once
 
 #include <cstdint>
@@ -98,14 +128,16 @@ public:
     T* pop() noexcept {
         std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
         buffer* buf = buffer_.load(std::memory_order_relaxed);
-        bottom_.store(b, std::memory_order_relaxed);
+        // release: a thief's acquire load of bottom may read this value; under C++20 it then
+        // synchronizes only with this store, which must therefore carry the earlier pushes.
+        bottom_.store(b, std::memory_order_release);
         // seq_cst fence: orders the bottom store above before the top load below; its partner is the
         // fence in steal() between loading top and loading bottom. Without it the owner and a thief
         // can both take the same item.
         if constexpr (Policy::injected_bug != bug::no_pop_fence) Policy::fence(std::memory_order_seq_cst);
         std::int64_t t = top_.load(std::memory_order_relaxed);
         if (t > b) [[unlikely]] {  // was already empty
-            bottom_.store(b + 1, std::memory_order_relaxed);
+            bottom_.store(b + 1, std::memory_order_release);  // release: as the store above
             return nullptr;
         }
         T* item = buf->at(b).load(std::memory_order_relaxed);
@@ -119,7 +151,8 @@ public:
         std::int64_t t = top_.load(std::memory_order_acquire);
         // seq_cst fence: partner of the fence in pop(); see there.
         if constexpr (Policy::injected_bug != bug::no_steal_fence) Policy::fence(std::memory_order_seq_cst);
-        // acquire: pairs with push()'s release store of bottom, making the slot and *item visible.
+        // acquire: pairs with the owner's release store of bottom that wrote the value read (push's
+        // or pop's; see the header), making the slot and *item visible.
         std::int64_t b = bottom_.load(std::memory_order_acquire);
         if (t >= b) return {steal_status::empty, nullptr};
         // acquire: pairs with grow_cold()'s release store, so a new buffer's copied slots are visible.
@@ -155,13 +188,14 @@ private:
     // The owner took the slot at index t == b: it races every thief for it through top.
     T* pop_last_cold(std::int64_t t, T* item) noexcept {
         if constexpr (Policy::injected_bug == bug::last_without_cas) {  // the seeds' bug
-            bottom_.store(t + 1, std::memory_order_relaxed);
+            bottom_.store(t + 1, std::memory_order_release);
             return item;
         }
         // seq_cst CAS: partner of the thieves' CAS in steal(); exactly one of them wins index t.
         std::int64_t expected = t;  // a failed CAS overwrites its first argument; keep t intact
         bool won = top_.compare_exchange_strong(expected, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed);
-        bottom_.store(t + 1, std::memory_order_relaxed);  // the deque is empty either way: top == bottom
+        // The deque is empty either way (top == bottom). release: as in pop().
+        bottom_.store(t + 1, std::memory_order_release);
         return won ? item : nullptr;
     }
 

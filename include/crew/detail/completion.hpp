@@ -14,6 +14,14 @@
 // itself; otherwise it marks the word busy, wakes the lot, and only then publishes plain done_bit.
 // The waiter treats "done but busy" as not yet done. The futex wake for a blocked thread comes after
 // that, using only the address, which is harmless if stale (a spurious wake elsewhere at worst).
+//
+// C++20 review (release sequences continue only through RMWs). A waiter's acquire read that sees
+// done_bit without busy_bit reads either set()'s CAS (acq_rel) or set_cold()'s final release store;
+// both are the setter's own release, sequenced after the work it publishes, so no release sequence
+// has to reach across a plain store. After set() nobody else writes the word (announce_parked()
+// and block() CAS only while done_bit is clear), and the flag is one-shot: there is no reset (a
+// task group makes a fresh completion per wait()). set()'s acquire reads the parking pointer from
+// announce_parked()'s release CAS. Holds as written.
 #pragma once
 
 #include <bit>
@@ -55,9 +63,6 @@ public:
             return;
         set_cold();
     }
-
-    // Make the flag reusable. Only while nobody else touches it.
-    void reset() noexcept { state_.store(0, std::memory_order_relaxed); }
 
     // The waiting worker, before it parks in `lot`. Returns false when the flag is already set.
     bool announce_parked(parking* lot) noexcept {

@@ -6,6 +6,13 @@
 //
 // Who may call what: every member, from any thread. After close(), push() refuses new items;
 // items already inside stay poppable, so closing loses nothing.
+//
+// C++20 review (release sequences continue only through RMWs). The items, head_, tail_ and closed_
+// are read and written only under the mutex, whose unlock/lock pairs order them. length_ is a hint:
+// pop()'s relaxed store of it may be what a reader's acquire load sees, and then that load
+// synchronizes with nothing, but nothing is read on the strength of it (pop() takes the lock
+// before touching an item; the no-lost-wakeup argument rests on parking.hpp's seq_cst fences,
+// which order the store and the load of length_ whatever their own orders). Holds as written.
 #pragma once
 
 #include <cstddef>

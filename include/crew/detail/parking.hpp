@@ -33,6 +33,12 @@
 //
 // Who calls what: every member may be called by any thread; prepare_park/cancel_park/park by the
 // worker that is going to sleep, in that order.
+//
+// C++20 review (release sequences continue only through RMWs). Every write of state_ and epoch_ is
+// an RMW, so no release sequence is cut by a plain store. state_ publishes no data (all relaxed);
+// the work itself is published by its queue and ordered against the sleeper's re-check by the two
+// seq_cst fences, whose guarantee does not involve release sequences. epoch_'s release fetch_add
+// pairs with the sleepers' acquire loads. Holds as written.
 #pragma once
 
 #include <cstdint>

@@ -66,8 +66,9 @@ public:
         return true;
     }
 
-    // An exception escaped a fire-and-forget task.
-    void report_unhandled(std::exception_ptr error) noexcept;
+    // An exception escaped `source` (a fire-and-forget task, or a task_group child whose exception
+    // nobody collected): the pool's handler, else a line on stderr naming the source.
+    void report_unhandled(std::exception_ptr error, const char* source = "a spawned task") noexcept;
 
     pool_metrics metrics() const;
 

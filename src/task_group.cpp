@@ -1,0 +1,74 @@
+// The cold half of crew::task_group: waiting, destruction, recording a child's exception. The
+// counting protocol itself is detail/group_count.hpp.
+#include "crew/task_group.hpp"
+
+#include <cstdio>
+#include <exception>
+#include <utility>
+
+namespace crew {
+
+namespace {
+constexpr const char* uncollected_source = "a task_group child whose exception was never collected by wait()";
+}  // namespace
+
+task_group::~task_group() {
+    try {
+        wait_for_children();
+    } catch (const usage_error& e) {
+        // Destroyed inside one of its own children, or while another thread waits: children still
+        // hold pointers to *this, so there is no safe way on (as a pool destroyed by its own task).
+        std::fprintf(stderr, "crew: a task_group was destroyed while in use: %s\n", e.what());
+        std::terminate();
+    }
+    // acquire: pairs with record()'s release store of error_ready (ordered before that child's
+    // finish, which wait_for_children() acquired).
+    if (failed_.load(std::memory_order_acquire) == error_ready)
+        error_pool_->report_unhandled(std::exchange(error_, nullptr), uncollected_source);
+}
+
+void task_group::wait_for_children() {
+    for (auto* f = detail::running_groups; f != nullptr; f = f->outer)
+        if (f->group == this)
+            throw usage_error("crew::task_group::wait: called from inside one of the group's own tasks, "
+                              "which would wait for itself");
+    detail::completion done;  // fresh per wait: nothing to reset, nothing for a late child to race
+    switch (count_.begin_wait(done)) {
+        case decltype(count_)::wait_status::done:
+            return;
+        case decltype(count_)::wait_status::busy:
+            throw usage_error("crew::task_group::wait: another thread is already waiting for this group");
+        case decltype(count_)::wait_status::must_wait:
+            break;
+    }
+    detail::wait_for(done);  // acquire (completion): the last child's effects, and theirs before it
+    count_.end_wait();
+}
+
+void task_group::wait() {
+    wait_for_children();
+    // acquire: pairs with record()'s release store of error_ready. A child still storing (it was
+    // added concurrently with this wait) is left for the next wait().
+    if (failed_.load(std::memory_order_acquire) == error_ready) {
+        std::exception_ptr e = std::exchange(error_, nullptr);
+        // release: pairs with record()'s acquire CAS, so the next child to store error_ does so
+        // after we took it.
+        failed_.store(no_error, std::memory_order_release);
+        std::rethrow_exception(e);
+    }
+}
+
+void task_group::record(std::exception_ptr e) noexcept {
+    std::uint8_t expected = no_error;
+    // acquire: pairs with wait()'s release store of no_error (the previous error_ was taken).
+    if (!failed_.compare_exchange_strong(expected, storing_error, std::memory_order_acquire,
+                                         std::memory_order_relaxed))
+        return;  // not the first: dropped
+    error_ = std::move(e);
+    detail::worker* w = detail::current_worker;  // children run on workers; run()'s pool otherwise
+    error_pool_ = w != nullptr ? &w->owner() : pool_ != nullptr ? pool_ : &detail::current_registry();
+    // release: publishes error_ and error_pool_ to wait()'s and the destructor's acquire load.
+    failed_.store(error_ready, std::memory_order_release);
+}
+
+}  // namespace crew
