@@ -28,10 +28,7 @@ task_group::~task_group() {
 }
 
 void task_group::wait_for_children() {
-    for (auto* f = detail::running_groups; f != nullptr; f = f->outer)
-        if (f->group == this)
-            throw usage_error("crew::task_group::wait: called from inside one of the group's own tasks, "
-                              "which would wait for itself");
+    check_not_below_own_task();
     detail::completion done;  // fresh per wait: nothing to reset, nothing for a late child to race
     switch (count_.begin_wait(done)) {
         case decltype(count_)::wait_status::done:
@@ -43,6 +40,24 @@ void task_group::wait_for_children() {
     }
     detail::wait_for(done);  // acquire (completion): the last child's effects, and theirs before it
     count_.end_wait();
+}
+
+// A wait for this group from a stack that holds one of its tasks cannot end: that task resumes
+// only after the wait returns. Either the caller is that task (or inline work of it), or a wait
+// inside that task picked the caller up as other work to run meanwhile.
+void task_group::check_not_below_own_task() const {
+    detail::worker* w = detail::current_worker;
+    const unsigned here = w != nullptr ? w->helped_nesting() : 0;
+    for (auto* f = detail::running_groups; f != nullptr; f = f->outer) {
+        if (f->group != this) continue;
+        if (f->nesting == here)
+            throw usage_error("crew::task_group::wait: called from inside one of the group's own tasks, "
+                              "which would wait for itself");
+        throw usage_error("crew::task_group::wait: this task was started by a worker while one of the "
+                          "group's own tasks, lower on the same stack, was waiting; that task (and so "
+                          "the group) cannot finish until this one returns. Wait for the group elsewhere, "
+                          "or wrap the lower task's wait in crew::isolate so it runs no unrelated work");
+    }
 }
 
 void task_group::wait() {

@@ -25,6 +25,9 @@ namespace detail {
 struct group_frame {
     const task_group* group;
     group_frame* outer;
+    // worker::helped_nesting() when the task started: equal to the current value when the task is
+    // the one running the caller, smaller when the caller was started on top of it by a wait.
+    unsigned nesting;
 };
 inline constinit thread_local group_frame* running_groups = nullptr;
 
@@ -86,7 +89,7 @@ public:
             throw;
         }
         if (!target.schedule(t)) {
-            T::discard(t);
+            detail::delete_task(t);
             count_.finish();
             throw pool_closed_error();
         }
@@ -106,6 +109,7 @@ private:
     void child_done() noexcept { count_.finish(); }  // the child must not touch *this afterwards
     void record(std::exception_ptr e) noexcept;
     void wait_for_children();
+    void check_not_below_own_task() const;
 
     // pool_: the pool of task_group(pool&), nullptr for "the caller's pool".
     detail::registry* pool_;
@@ -122,42 +126,38 @@ namespace detail {
 
 template <class F>
 struct group_task final : task {
-    F fn;
+    union {
+        F fn;  // alive from construction until the task ran (or was discarded unrun)
+    };
     task_group* group;
+    bool fn_alive = true;
 
     template <class G>
     group_task(G&& f, task_group* g) : task{&run}, fn(std::forward<G>(f)), group(g) {}
+    // A child that never ran (its pool refused it): a throwing destructor is dropped, since the
+    // caller is about to throw pool_closed_error.
+    ~group_task() {
+        if (fn_alive) (void)destroy_closure(fn);
+    }
 
     static void run(task* t) noexcept {
         auto* self = static_cast<group_task*>(t);
         task_group* g = self->group;
-        group_frame frame{g, running_groups};
+        worker* w = current_worker;  // children always run on a worker
+        group_frame frame{g, running_groups, w != nullptr ? w->helped_nesting() : 0};
         running_groups = &frame;
         try {
-            self->fn();
+            std::invoke(std::move(self->fn));  // called once: rvalue-only callables work
         } catch (...) {
             g->record(std::current_exception());
         }
         running_groups = frame.outer;
         // Captures die before the waiter resumes. A throwing destructor counts as the child's own
         // exception (never std::terminate); the child still finishes exactly once below.
-        try {
-            self->~group_task();
-        } catch (...) {
-            g->record(std::current_exception());
-        }
+        self->fn_alive = false;
+        if (std::exception_ptr e = destroy_closure(self->fn)) g->record(std::move(e));
+        delete_task(self);
         g->child_done();
-        free_task_memory<group_task>(self);
-    }
-
-    // A child that never ran (its pool refused it): destroy it; a throwing destructor is dropped,
-    // since the caller is about to throw pool_closed_error.
-    static void discard(group_task* self) noexcept {
-        try {
-            self->~group_task();
-        } catch (...) {
-        }
-        free_task_memory<group_task>(self);
     }
 };
 

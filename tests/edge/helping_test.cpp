@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "support/pool_sizes.hpp"
@@ -164,6 +165,39 @@ TEST_P(helping_suite, isolated_recursion_completes) {
     long expected = 1;
     for (int d = 1; d <= depth; ++d) expected = expected * (d % 7 == 0 ? 2 : 1) + 1;
     EXPECT_EQ(pool().run([&] { return crew::isolate([&] { return group_depth(depth); }); }), expected);
+}
+
+// The finding 6(a): a task the worker picked up while one of a group's tasks waited lower
+// on the same stack, waiting for that group, got "called from inside one of the group's own tasks"
+// although it is not one. It still cannot wait (the lower task resumes only after it returns), and
+// the message now says why.
+TEST(helping, waiting_for_a_group_whose_task_is_lower_on_the_stack) {
+    crew_test::watchdog dog(60s);
+    crew::pool p(1), other(1);
+    crew::task_group group(p);
+    std::string message;
+    std::atomic<bool> b_ran{false};
+    p.run([&] {
+        // B is pushed first, so it lies below A on the worker's deque: unrelated to A.
+        crew::spawn([&] {
+            try {
+                group.wait();
+            } catch (const crew::usage_error& e) {
+                message = e.what();
+            }
+            b_ran = true;
+        });
+        group.run([&] {
+            // A waits for a job elsewhere; meanwhile the only worker runs B on top of A.
+            other.submit([&] {
+                while (!b_ran.load()) std::this_thread::yield();
+            }).get();
+        });
+    });
+    group.wait();
+    EXPECT_TRUE(b_ran.load());
+    EXPECT_NE(message.find("lower on the same stack"), std::string::npos) << message;
+    EXPECT_EQ(message.find("called from inside one of the group's own tasks"), std::string::npos) << message;
 }
 
 CREW_ALL_POOL_SIZES(helping_suite);
