@@ -5,17 +5,23 @@
 //   crew_edge_child exit_from_task      std::exit(3) from a task on the default pool
 //   crew_edge_child endless_task        main returns while a spawned task never ends
 //   crew_edge_child num_threads         prints the default pool's size, or the exception
+//   crew_edge_child thread_start_failure  a pool whose 4th (or, sanitized, 1st) thread cannot start
 //   crew_edge_child join_depth <n>      n nested crew::join on a worker (a measuring tool, not a test)
 //   crew_edge_child startup <threads>   prints how long pool{threads} takes to start and stop
 #include <crew/crew.hpp>
+
+#include <malloc.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -36,6 +42,60 @@ struct uses_crew_when_destroyed {
         std::fflush(stdout);
     }
 } at_exit_user;
+
+constexpr bool sanitized = crew::detail::under_tsan
+#if defined(__SANITIZE_ADDRESS__)
+                           || true
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+                           || true
+#endif
+#endif
+    ;
+
+// Address space this process has mapped (VmSize), in bytes.
+std::size_t mapped_bytes() {
+    std::ifstream in("/proc/self/status");
+    std::string key;
+    while (in >> key) {
+        if (key == "VmSize:") {
+            std::size_t kib = 0;
+            in >> kib;
+            return kib << 10;
+        }
+        std::getline(in, key);
+    }
+    return 0;
+}
+
+int thread_start_failure() {
+    crew::pool_options options;
+    options.threads = 16;
+    if (sanitized) {
+        options.stack_size = std::size_t{1} << 46;  // 64 TiB
+    } else {
+        mallopt(M_ARENA_MAX, 1);  // no 64 MiB malloc arena per new thread
+        const std::size_t stack = std::size_t{64} << 20;
+        rlimit limit{};
+        limit.rlim_cur = limit.rlim_max = mapped_bytes() + 3 * stack + stack / 2;
+        if (setrlimit(RLIMIT_AS, &limit) != 0) return 10;
+        try {
+            crew::pool three(3);  // fits under the cap
+            std::printf("pool of 3 under the cap: ran %d\n", three.run([] { return 3; }));
+        } catch (const std::exception& e) {
+            std::printf("pool of 3 under the cap failed: %s\n", e.what());
+            return 11;
+        }
+    }
+    try {
+        crew::pool p(options);
+        std::puts("pool of 16 started");
+        return 12;
+    } catch (const std::system_error& e) {
+        std::printf("pool of 16: std::system_error: %s\n", e.what());
+        return 0;
+    }
+}
 
 long nested(long depth) {
     if (depth == 0) return 0;
@@ -75,6 +135,7 @@ int main(int argc, char** argv) {
         }
         return 0;
     }
+    if (scenario == "thread_start_failure") return thread_start_failure();
     if (scenario == "join_depth" && argc > 2) {
         long depth = std::atol(argv[2]);
         long r = crew::default_pool().run([&] { return nested(depth); });

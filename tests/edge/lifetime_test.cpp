@@ -2,9 +2,6 @@
 // the destructor's drain by code that the drain itself waits for.
 #include <gtest/gtest.h>
 
-#include <malloc.h>
-#include <sys/resource.h>
-
 #include <atomic>
 #include <fstream>
 #include <memory>
@@ -20,6 +17,16 @@
 namespace {
 
 using namespace std::chrono_literals;
+
+constexpr bool sanitized = crew::detail::under_tsan
+#if defined(__SANITIZE_ADDRESS__)
+                           || true
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+                           || true
+#endif
+#endif
+    ;
 
 // ---- sizes ----
 
@@ -43,66 +50,19 @@ TEST(pool_size, max_threads_is_accepted_and_one_more_is_rejected) {
     EXPECT_THROW(crew::pool{100'000}, std::invalid_argument);
 }
 
-// Address space this process has mapped (VmSize), in bytes.
-std::size_t mapped_bytes() {
-    std::ifstream in("/proc/self/status");
-    std::string key;
-    while (in >> key) {
-        if (key == "VmSize:") {
-            std::size_t kib = 0;
-            in >> kib;
-            return kib << 10;
-        }
-        std::getline(in, key);
-    }
-    return 0;
-}
-
 // A failed thread start throws std::system_error after stopping and joining the threads that did
-// start. Outside the sanitizers the child caps its address space (RLIMIT_AS) so that three 64 MiB
-// worker stacks fit and the fourth does not: a pool of 3 still starts under the cap, a pool of 16
-// fails part-way. The sanitizers reserve terabytes of shadow memory and abort (instead of
-// failing) when their own mappings hit the cap, so there the child asks for a stack no machine
-// can map, which fails at the first thread.
+// start. Run by crew_edge_child in a fresh (single-threaded) process: outside the sanitizers it caps
+// its address space (RLIMIT_AS) so that three 64 MiB worker stacks fit and the fourth does not; a
+// pool of 3 still starts under the cap, a pool of 16 then fails part-way. The sanitizers reserve
+// terabytes of shadow memory and abort (instead of failing) when their own mappings hit the cap, so
+// there the helper asks for a stack no machine can map, which fails at the first thread.
 TEST(pool_size, a_failed_thread_start_throws_system_error_and_joins_the_started_threads) {
-    crew_test::watchdog dog(120s);
-    constexpr bool sanitized = crew::detail::under_tsan
-#if defined(__SANITIZE_ADDRESS__)
-                               || true
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-                               || true
-#endif
-#endif
-        ;
-    edge::child_result r = edge::fork_and_wait([] {
-        crew::pool_options options;
-        options.threads = 16;
-        if (sanitized) {
-            options.stack_size = std::size_t{1} << 46;  // 64 TiB
-        } else {
-            mallopt(M_ARENA_MAX, 1);  // no 64 MiB malloc arena per new thread
-            const std::size_t stack = std::size_t{64} << 20;
-            rlimit limit{};
-            limit.rlim_cur = limit.rlim_max = mapped_bytes() + 3 * stack + stack / 2;
-            if (setrlimit(RLIMIT_AS, &limit) != 0) return 10;
-            try {
-                crew::pool three(3);  // fits under the cap
-                if (three.run([] { return 3; }) != 3) return 11;
-            } catch (...) {
-                return 12;
-            }
-        }
-        try {
-            crew::pool p(options);
-            return 13;  // should not have started
-        } catch (const std::system_error&) {
-            return 0;
-        } catch (...) {
-            return 14;
-        }
-    });
+    edge::child_result r = edge::run_helper({"thread_start_failure"});
     EXPECT_EQ(r.exit_code(), 0) << r.describe();
+    EXPECT_NE(r.output.find("pool of 16: std::system_error"), std::string::npos) << r.describe();
+    if (!sanitized) {
+        EXPECT_NE(r.output.find("pool of 3 under the cap: ran 3"), std::string::npos) << r.describe();
+    }
 }
 
 // ---- submissions during the destructor's drain ----
