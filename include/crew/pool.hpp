@@ -192,7 +192,8 @@ inline int this_worker_index() noexcept {
     return w != nullptr ? static_cast<int>(w->index()) : -1;
 }
 
-// Fire-and-forget on the current pool (or the default pool).
+// Fire-and-forget on the current pool (or the default pool). Nothing waits for it: on the default
+// pool it may be abandoned at process exit; use a task_group or pool::submit to wait.
 template <class F>
 void spawn(F&& f) {
     detail::spawn_on(detail::current_registry(), std::forward<F>(f));
