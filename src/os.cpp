@@ -136,4 +136,8 @@ void set_current_thread_name(const std::string& name) noexcept {
     pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
 }
 
+void at_fork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept {
+    pthread_atfork(prepare, parent, child);
+}
+
 }  // namespace crew::detail::os

@@ -1,10 +1,13 @@
 // crew::pool, the default pool, and the cold half of join (task_group's is in task_group.cpp).
 #include "crew/pool.hpp"
 
-#include <cerrno>
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "crew/join.hpp"
 
@@ -13,11 +16,12 @@ namespace crew {
 namespace {
 
 detail::registry_config make_config(pool_options options) {
-    std::size_t n = options.threads.value_or(default_concurrency());
+    static_assert(max_threads <= detail::parking::max_workers);
+    std::size_t n = options.threads.value_or(std::min(default_concurrency(), max_threads));
     if (n == 0) throw std::invalid_argument("crew::pool: a pool needs at least one worker thread");
-    if (n > detail::parking::max_workers)
-        throw std::invalid_argument("crew::pool: at most " + std::to_string(detail::parking::max_workers) +
-                                    " worker threads, asked for " + std::to_string(n));
+    if (n > max_threads)
+        throw std::invalid_argument("crew::pool: at most crew::max_threads (" + std::to_string(max_threads) +
+                                    ") worker threads, asked for " + std::to_string(n));
     return {static_cast<unsigned>(n), std::move(options.on_unhandled_exception), options.stack_size,
             std::move(options.name)};
 }
@@ -25,14 +29,23 @@ detail::registry_config make_config(pool_options options) {
 pool_options options_from_environment() {
     pool_options options;
     const char* text = std::getenv("CREW_NUM_THREADS");
-    if (text == nullptr || *text == '\0') return options;
-    char* end = nullptr;
-    errno = 0;
-    long long n = std::strtoll(text, &end, 10);
-    if (errno != 0 || *end != '\0' || n < 1 || n > static_cast<long long>(detail::parking::max_workers))
+    if (text == nullptr) return options;
+    // Surrounding whitespace is ignored on both sides; empty or blank means unset.
+    std::string_view digits(text);
+    auto blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+    while (!digits.empty() && blank(digits.front())) digits.remove_prefix(1);
+    while (!digits.empty() && blank(digits.back())) digits.remove_suffix(1);
+    if (digits.empty()) return options;
+    std::size_t n = 0;
+    bool ok = digits.size() <= 6;  // no overflow below; anything longer is out of range anyway
+    for (char c : digits) {
+        ok = ok && c >= '0' && c <= '9';
+        n = n * 10 + static_cast<std::size_t>(c - '0');
+    }
+    if (!ok || n < 1 || n > max_threads)
         throw std::invalid_argument(std::string("crew: CREW_NUM_THREADS must be a whole number from 1 to ") +
-                                    std::to_string(detail::parking::max_workers) + ", got '" + text + "'");
-    options.threads = static_cast<std::size_t>(n);
+                                    std::to_string(max_threads) + ", got '" + text + "'");
+    options.threads = n;
     return options;
 }
 
@@ -48,13 +61,72 @@ pool::pool(std::size_t threads) : pool([threads] {
       return options;
   }()) {}
 
-pool::pool(pool_options options) : registry_(std::make_unique<detail::registry>(make_config(std::move(options)))) {}
+// ---- the default pool and fork() ----
+//
+// The default pool is created with `new` on first use and never destroyed: a static object's
+// destructor, an atexit handler or a task calling std::exit() may still use it, and process exit
+// must not wait for detached work. The pointer stays reachable (LeakSanitizer stays quiet).
 
+namespace {
+
+// default_instance: null until the first use; written under default_mutex, read without it.
+detail::std_atomics::atomic<pool*> default_instance{nullptr};
+detail::std_atomics::mutex default_mutex;
+// Default pools abandoned by fork() in this process's ancestors: kept reachable, never used.
+pool* abandoned_defaults[64];
+std::size_t abandoned_count = 0;
+
+// fork() while another thread creates the default pool must not copy a half-made pool or a locked
+// mutex into the child: the prepare handler holds default_mutex across the fork.
+void fork_prepare() { default_mutex.lock(); }
+void fork_parent() { default_mutex.unlock(); }
+// The child has one thread, the forking one. The parent's workers do not exist here, so its pools
+// are abandoned: the default pool starts afresh on first use; explicit pools refuse work
+// (registry::forked_away); and if the forking thread was a worker, it is not one in the child.
+void fork_child() {
+    detail::current_worker = nullptr;
+    detail::note_fork_in_child();
+    // relaxed: the child is single-threaded until it starts a new pool.
+    if (pool* old = default_instance.load(std::memory_order_relaxed)) {
+        if (abandoned_count < std::size(abandoned_defaults)) abandoned_defaults[abandoned_count++] = old;
+        default_instance.store(nullptr, std::memory_order_relaxed);
+    }
+    default_mutex.unlock();
+}
+
+void register_fork_handlers() {
+    static const bool registered = [] {
+        detail::os::at_fork(&fork_prepare, &fork_parent, &fork_child);
+        return true;
+    }();
+    (void)registered;
+}
+
+pool& create_default_pool() {
+    std::lock_guard lock(default_mutex);
+    // relaxed: under default_mutex, which orders it after any earlier creation.
+    if (pool* p = default_instance.load(std::memory_order_relaxed)) return *p;
+    pool* p = new pool(options_from_environment());
+    // release: pairs with the acquire load in default_pool(); a thread that sees the pointer sees
+    // the finished pool.
+    default_instance.store(p, std::memory_order_release);
+    return *p;
+}
+
+}  // namespace
+
+pool::pool(pool_options options) {
+    register_fork_handlers();  // before the first thread exists, so every later fork() is seen
+    registry_ = std::make_unique<detail::registry>(make_config(std::move(options)));
+}
+
+// In a forked child the registry frees its memory without joining (the threads are the parent's).
 pool::~pool() = default;
 
 pool& default_pool() {
-    static pool instance(options_from_environment());
-    return instance;
+    // acquire: pairs with the release store in create_default_pool().
+    if (pool* p = default_instance.load(std::memory_order_acquire)) [[likely]] return *p;
+    return create_default_pool();
 }
 
 namespace detail {

@@ -7,6 +7,16 @@
 
 namespace crew::detail {
 
+namespace {
+// Written only by the child fork handler, while the child has a single thread; read later by that
+// thread and by threads it starts (thread creation orders the write before them): relaxed.
+std_atomics::atomic<std::uint32_t> fork_generation_{0};
+}  // namespace
+
+std::uint32_t fork_generation() noexcept { return fork_generation_.load(std::memory_order_relaxed); }
+
+void note_fork_in_child() noexcept { fork_generation_.fetch_add(1, std::memory_order_relaxed); }
+
 registry::registry(registry_config config)
     : config_(std::move(config)), lot_(config_.threads) {
     workers_.reserve(config_.threads);
@@ -21,9 +31,11 @@ registry::registry(registry_config config)
         shutdown();
         throw;
     }
+    open_start_gate();
 }
 
 registry::~registry() {
+    if (forked_away()) return;  // the threads are the parent's: nothing here to stop or join
     for (auto& t : threads_) {
         if (t->is_current()) {
             std::fputs("crew: a pool was destroyed by one of its own tasks; it cannot wait for itself\n", stderr);
@@ -33,7 +45,15 @@ registry::~registry() {
     shutdown();
 }
 
+void registry::open_start_gate() noexcept {
+    // release: pairs with the acquire load in thread_entry(); a worker past the gate sees every
+    // worker object (all were built before the first thread started; this keeps it explicit).
+    start_gate_.store(1, std::memory_order_release);
+    std_atomics::wake_all(start_gate_);
+}
+
 void registry::shutdown() noexcept {
+    open_start_gate();  // after a failed start, the started workers still wait there
     injector_.close();
     // release: pairs with stopping()'s acquire; a worker that sees it also sees the closed injector
     // and every item pushed before the close.
@@ -45,9 +65,19 @@ void registry::shutdown() noexcept {
 void registry::thread_entry(void* arg) noexcept {
     auto* self = static_cast<worker*>(arg);
     os::set_current_thread_name(self->owner().config_.name + "-" + std::to_string(self->index()));
+    registry& owner = self->owner();
+    // acquire: pairs with open_start_gate()'s release store.
+    while (owner.start_gate_.load(std::memory_order_acquire) == 0) std_atomics::wait(owner.start_gate_, 0);
     current_worker = self;
     self->run_loop();
     current_worker = nullptr;
+}
+
+void registry::throw_refused() const {
+    if (forked_away())
+        throw usage_error("crew: this pool was created before fork(); its threads exist only in the parent "
+                          "process (a forked child may use crew::default_pool(), which starts afresh)");
+    throw pool_closed_error();
 }
 
 void registry::report_unhandled(std::exception_ptr error, const char* source) noexcept {

@@ -39,6 +39,9 @@ worker::worker(registry& owner, unsigned index, parking& lot)
       rng_(splitmix64(index + 1 + reinterpret_cast<std::uintptr_t>(&owner))) {}
 
 void worker::run_loop() {
+    // Start asleep (announce, re-check, park): a new pool has no work, and n workers that each
+    // began with a search would sweep all n deques 25 times each (quadratic start-up).
+    park_cold(nullptr);
     for (;;) {
         if (task* t = find_task()) {
             if (searching_) found_work_cold();

@@ -1,5 +1,6 @@
 // The default pool and CREW_NUM_THREADS. CTest runs this binary twice with different environments
-// (see tests/CMakeLists.txt): CREW_NUM_THREADS=3, CREW_NUM_THREADS=abc, and under taskset.
+// (see tests/CMakeLists.txt): CREW_NUM_THREADS=3 (also " 3" and "3 "), CREW_NUM_THREADS=abc, and
+// under taskset.
 #include <crew/crew.hpp>
 #include <gtest/gtest.h>
 
@@ -9,9 +10,13 @@
 
 namespace {
 
+// CREW_NUM_THREADS without surrounding whitespace (crew ignores it on both sides).
 std::string env_value() {
     const char* s = std::getenv("CREW_NUM_THREADS");
-    return s ? s : "";
+    std::string v = s ? s : "";
+    v.erase(0, v.find_first_not_of(" \t\n"));
+    v.erase(v.find_last_not_of(" \t\n") + 1);
+    return v;
 }
 
 TEST(default_pool, honours_or_rejects_crew_num_threads) {

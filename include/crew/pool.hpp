@@ -17,20 +17,31 @@
 
 namespace crew {
 
+// The largest number of worker threads a pool may have (more throws std::invalid_argument).
+// Every idle worker may look at every other worker's deque, so a pool far larger than the machine
+// only adds sweeps and threads; 1024 is above the hardware threads of all but the largest
+// machines, and 1024 default stacks are 64 GiB of address space (not of memory).
+inline constexpr std::size_t max_threads = 1024;
+
 struct pool_options {
-    // Number of worker threads; empty means one per CPU this process may use (affinity mask and
-    // cgroup CPU quota). 0 is an error.
+    // Number of worker threads, 1 to max_threads; empty means default_concurrency(). 0 or more
+    // than max_threads throws std::invalid_argument.
     std::optional<std::size_t> threads;
     // Called with the exception that escaped a spawn()ed task, on the worker that ran it. Empty:
     // the exception's what() is printed to stderr. The worker always survives.
     std::function<void(std::exception_ptr)> on_unhandled_exception;
-    // Stack size of each worker thread (virtual memory; pages are committed as used).
+    // Stack size of each worker thread in bytes (address space; pages are committed only as they
+    // are used). Tasks, and everything a waiting worker runs meanwhile, share it: deep recursion
+    // through crew::join needs about 250 bytes per level plus the task's own frames (docs/API.md).
+    // A size the system cannot map makes the constructor throw std::system_error.
     std::size_t stack_size = std::size_t{64} << 20;
-    // Prefix of the worker threads' names (as shown by top -H, gdb).
+    // Prefix of the worker threads' names: worker i is "<name>-<i>", cut to 15 characters (as
+    // shown by top -H, ps -L, gdb, /proc/<pid>/task/<tid>/comm).
     std::string name = "crew";
 };
 
-// The number of CPUs this process may use (the default pool size).
+// The number of CPUs this process may use: its affinity mask, capped by a cgroup (v1 or v2) CPU
+// quota, at least 1. A pool built without a size gets this many workers, at most max_threads.
 std::size_t default_concurrency() noexcept;
 
 class pool;
@@ -90,12 +101,13 @@ struct run_job final : task {
     }
 };
 
-// Queue a heap task on `r`, or destroy it and throw when `r` is shutting down.
+// Queue a heap task on `r`, or destroy it and throw when `r` refuses it (shutting down:
+// pool_closed_error; created before a fork(): usage_error).
 template <class T>
 void schedule_or_throw(registry& r, T* t) {
     if (!r.schedule(t)) {
         delete_task(t);
-        throw pool_closed_error();
+        r.throw_refused();
     }
 }
 
@@ -109,13 +121,26 @@ void spawn_on(registry& r, F&& f) {
 
 class pool {
 public:
-    // One worker per usable CPU.
+    // One worker per usable CPU (default_concurrency(), at most max_threads).
     pool();
-    // `threads` workers; throws std::invalid_argument for 0 or for more than crew supports.
+    // `threads` workers; throws std::invalid_argument for 0 or for more than max_threads.
     explicit pool(std::size_t threads);
+    // Throws std::invalid_argument for a bad size, std::system_error when the system refuses to
+    // start a thread (the threads already started are stopped and joined first).
     explicit pool(pool_options options);
-    // Runs every task already queued (and everything those spawn), then joins the workers.
-    // Submitting from outside after destruction began throws crew::pool_closed_error.
+    // Closes the pool to outside submissions, runs every task already queued (and everything
+    // those spawn), then joins the workers.
+    //
+    // Lifetime rule: as for any C++ object, a pool must outlive every call made on it; calling
+    // spawn/submit/run on a pool whose destructor may have returned is undefined behaviour (a
+    // use-after-free), and crew cannot detect it. The one case where a submission may race with
+    // the destructor is work the drain itself waits for: a task of this pool (or code that such a
+    // task waits for, e.g. on another pool's worker) submitting from outside this pool's workers
+    // after the destructor has started gets crew::pool_closed_error, and nothing is queued.
+    // Submissions from this pool's own workers are still accepted and run before it returns.
+    //
+    // After fork(), a pool created in the parent is unusable in the child (its threads were not
+    // copied): submitting throws crew::usage_error, and destroying it frees memory without joining.
     ~pool();
 
     pool(const pool&) = delete;
@@ -131,7 +156,7 @@ public:
         using R = std::invoke_result_t<F>;
         if (registry_->owns_current_thread()) return std::invoke(std::forward<F>(f));
         detail::run_job<F, R> job(f);
-        if (!registry_->inject(&job)) throw pool_closed_error();
+        if (!registry_->inject(&job)) registry_->throw_refused();
         detail::wait_for(job.done);
         return job.result.take();
     }
@@ -160,18 +185,28 @@ private:
     std::unique_ptr<detail::registry> registry_;
 };
 
-// The pool used by crew::join and friends when called outside every pool. Created on first use
-// with default_concurrency() workers, or CREW_NUM_THREADS if set (a whole number >= 1; anything
-// else makes this throw std::invalid_argument). Destroyed at exit after finishing its work.
+// The pool used by crew::join, crew::spawn, task_group and the algorithms when called outside
+// every pool. Created on first use with default_concurrency() workers (at most max_threads), or
+// CREW_NUM_THREADS if set: a whole number from 1 to max_threads, surrounding whitespace ignored;
+// empty or blank means unset; anything else makes every call throw std::invalid_argument.
+//
+// It is never destroyed (as Rayon's global pool): static objects may use crew in their
+// destructors, and std::exit() may be called from a task. Process exit does not wait for it:
+// work spawned on it and not waited for (crew::spawn, pool::spawn) may be abandoned mid-way when
+// main returns or exit() is called, as detached threads are. To make sure work finished, wait for
+// it: a task_group's wait(), a future's get(), or join/run. After fork(), the child's first use
+// starts a fresh default pool; the parent's is abandoned there (never joined or freed).
 pool& default_pool();
 
-// The index of the worker running the caller in its pool, or -1 outside every pool.
+// The index of the worker running the caller in its pool (0 to size()-1), or -1 outside every
+// pool. Stable for the duration of a task; handy for per-worker scratch data.
 inline int this_worker_index() noexcept {
     detail::worker* w = detail::current_worker;
     return w != nullptr ? static_cast<int>(w->index()) : -1;
 }
 
-// Fire-and-forget on the current pool (or the default pool).
+// Fire-and-forget on the current pool (or the default pool). Nothing waits for it: on the default
+// pool it may be abandoned at process exit; use a task_group or pool::submit to wait.
 template <class F>
 void spawn(F&& f) {
     detail::spawn_on(detail::current_registry(), std::forward<F>(f));

@@ -91,7 +91,7 @@ public:
         if (!target.schedule(t)) {
             detail::delete_task(t);
             count_.finish();
-            throw pool_closed_error();
+            target.throw_refused();  // pool_closed_error, or usage_error in a forked child
         }
     }
 

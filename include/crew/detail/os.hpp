@@ -40,4 +40,8 @@ private:
 
 void set_current_thread_name(const std::string& name) noexcept;
 
+// Register fork handlers (pthread_atfork): `prepare` runs in the forking thread before fork(),
+// `parent` and `child` after it, in the parent and in the (single-threaded) child.
+void at_fork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept;
+
 }  // namespace crew::detail::os

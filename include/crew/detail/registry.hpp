@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "crew/errors.hpp"
 #include "crew/detail/injector.hpp"
 #include "crew/detail/os.hpp"
 #include "crew/detail/parking.hpp"
@@ -20,6 +21,12 @@ namespace crew::detail {
 
 using exception_handler = std::function<void(std::exception_ptr)>;
 
+// How many fork()s separate this process from the one that started crew's first pool: bumped by
+// the child fork handler (src/pool.cpp). A pool created in an earlier generation belongs to an
+// ancestor process; its threads do not exist here.
+std::uint32_t fork_generation() noexcept;
+void note_fork_in_child() noexcept;
+
 struct registry_config {
     unsigned threads;
     exception_handler on_unhandled_exception;  // empty: print to stderr
@@ -29,10 +36,12 @@ struct registry_config {
 
 class registry {
 public:
-    // Starts the worker threads. Throws std::system_error when a thread cannot be started (the
-    // ones already started are stopped and joined first).
+    // Starts the worker threads. They wait at a start gate until every thread exists (so start-up
+    // is linear in the number of workers), then begin asleep. Throws std::system_error when a
+    // thread cannot be started (the ones already started are released, stopped and joined first).
     explicit registry(registry_config config);
-    // Closes the injector, lets the workers finish every queued task, and joins them.
+    // Closes the injector, lets the workers finish every queued task, and joins them. In a forked
+    // child (the threads belong to the parent) it only frees the memory.
     ~registry();
     registry(const registry&) = delete;
     registry& operator=(const registry&) = delete;
@@ -60,11 +69,20 @@ public:
         return inject(t);
     }
 
+    // Returns false when the pool is shutting down or belongs to the parent of a forked process.
     bool inject(task* t) {
+        if (forked_away()) [[unlikely]] return false;
         if (!injector_.push(t)) return false;
         lot_.notify_one();
         return true;
     }
+
+    // Was this pool created by an ancestor of this (forked) process?
+    bool forked_away() const noexcept { return generation_ != fork_generation(); }
+
+    // Throw what a refused submission means: crew::usage_error in a forked child (the pool's
+    // threads stayed in the parent), else crew::pool_closed_error (the destructor has started).
+    [[noreturn]] void throw_refused() const;
 
     // An exception escaped `source` (a fire-and-forget task, or a task_group child whose exception
     // nobody collected): the pool's handler, else a line on stderr naming the source.
@@ -74,9 +92,14 @@ public:
 
 private:
     static void thread_entry(void* self) noexcept;
+    void open_start_gate() noexcept;
     void shutdown() noexcept;
 
     registry_config config_;
+    const std::uint32_t generation_ = fork_generation();
+    // start_gate_: 0 while threads are being created, then 1 (written by the constructor, or by
+    // shutdown() after a failed start); the workers futex-wait on it before their first look.
+    std_atomics::atomic<std::uint32_t> start_gate_{0};
     parking lot_;
     basic_injector<task> injector_;
     // stopping_: written once by the destructor; read by workers before they park or exit.
