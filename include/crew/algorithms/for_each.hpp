@@ -25,21 +25,25 @@ inline constexpr bool loop_partitioner = partitioner<P> && !std::same_as<std::re
 }  // namespace detail
 
 // Calls f(i) for every integer i in [first, last), in parallel. Throws std::invalid_argument when
-// first > last.
+// first > last. Any integer type but bool works, over its whole range.
 template <partitioner P, std::integral I, std::integral J, class F>
 void parallel_for(P part, I first, J last, F&& f) {
     CREW_DETAIL_NOT_DETERMINISTIC(P, "crew::parallel_for");
-    using C = detail::index_type<I, J>;
-    if (!std::in_range<C>(first) || !std::in_range<C>(last))
-        throw std::invalid_argument("crew::parallel_for: the bounds do not fit a common index type");
-    const C lo = static_cast<C>(first);
-    const std::size_t n = detail::checked_count<C>(lo, static_cast<C>(last), "crew::parallel_for");
-    if (n == 0) return;
-    detail::on_worker([&] {
-        detail::parallel_leaves(part, n, [&](std::size_t b, std::size_t e) {
-            for (std::size_t i = b; i != e; ++i) f(detail::advance_by(lo, i));
+    static_assert(detail::index_integer<I> && detail::index_integer<J>,
+                  "crew::parallel_for: bool is not an index type; use an integer type such as int");
+    if constexpr (detail::index_integer<I> && detail::index_integer<J>) {
+        using C = detail::index_type<I, J>;
+        if (!detail::index_fits<C>(first) || !detail::index_fits<C>(last))
+            throw std::invalid_argument("crew::parallel_for: the bounds do not fit a common index type");
+        const C lo = static_cast<C>(first);
+        const std::size_t n = detail::checked_count<C>(lo, static_cast<C>(last), "crew::parallel_for");
+        if (n == 0) return;
+        detail::on_worker([&] {
+            detail::parallel_leaves(part, n, [&](std::size_t b, std::size_t e) {
+                for (std::size_t i = b; i != e; ++i) f(detail::advance_by(lo, i));
+            });
         });
-    });
+    }
 }
 
 template <class I, class J, class F>
