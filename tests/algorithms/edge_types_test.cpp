@@ -447,6 +447,82 @@ TEST_P(edge_types, static_partition_over_whole_32_and_64_bit_ranges) {
     });
 }
 
+// ---- sorts with comparators taking non-const references, move-only elements ----
+
+struct record {
+    std::string name;
+    int key = 0;
+    std::vector<int> payload;
+    friend bool operator==(const record&, const record&) = default;
+};
+
+std::vector<record> random_records(std::size_t n, std::uint32_t seed) {
+    auto words = random_words(n, seed);
+    auto keys = random_ints(n, seed + 1, 0, 50);
+    std::vector<record> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = record{words[i], keys[i], {keys[i], static_cast<int>(i)}};
+    return v;
+}
+
+TEST_P(edge_types, sorts_accept_comparators_taking_non_const_references) {
+    crew_test::watchdog dog(std::chrono::seconds(300));
+    const std::size_t big = static_cast<std::size_t>(crew_test::scaled(30000));
+    pool().run([&] {
+        for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{17}, std::size_t{5000}, big})
+            each_loop_partitioner([&](auto part) {
+                auto words = random_words(n, 11);
+                auto want = words;
+                std::sort(want.begin(), want.end());
+                crew::parallel_sort(part, words.begin(), words.end(), [](std::string& a, std::string& b) { return a < b; });
+                EXPECT_EQ(words, want) << n;
+                words = random_words(n, 12);
+                want = words;
+                std::stable_sort(want.begin(), want.end(), [](auto& a, auto& b) { return a.size() < b.size(); });
+                crew::parallel_stable_sort(part, words.begin(), words.end(), [](auto& a, auto& b) { return a.size() < b.size(); });
+                EXPECT_EQ(words, want) << n;
+
+                auto recs = random_records(n, 13);
+                auto rwant = recs;
+                auto by_key = [](record& a, record& b) { return a.key < b.key; };
+                // (libstdc++'s std::stable_sort itself does not take such a comparator.)
+                std::stable_sort(rwant.begin(), rwant.end(), [](const record& a, const record& b) { return a.key < b.key; });
+                auto stable = recs;
+                crew::parallel_stable_sort(part, stable.begin(), stable.end(), by_key);
+                EXPECT_EQ(stable, rwant) << n;  // equal keys keep their input order
+                crew::parallel_sort(part, recs.begin(), recs.end(), [](auto& a, auto& b) { return a.name < b.name; });
+                EXPECT_TRUE(std::is_sorted(recs.begin(), recs.end(), [](auto& a, auto& b) { return a.name < b.name; }));
+                EXPECT_EQ(recs.size(), rwant.size());
+                auto full = [](const record& a, const record& b) { return a.payload < b.payload; };
+                std::sort(recs.begin(), recs.end(), full);
+                std::sort(rwant.begin(), rwant.end(), full);
+                EXPECT_EQ(recs, rwant) << n;  // a permutation of the input
+            });
+    });
+}
+
+TEST_P(edge_types, sorts_of_move_only_elements) {
+    crew_test::watchdog dog(std::chrono::seconds(300));
+    const std::size_t big = static_cast<std::size_t>(crew_test::scaled(30000));
+    pool().run([&] {
+        for (std::size_t n : {std::size_t{0}, std::size_t{2}, std::size_t{5000}, big})
+            each_loop_partitioner([&](auto part) {
+                auto keys = random_ints(n, 14, 0, 100);
+                std::vector<std::unique_ptr<int>> v, s;
+                for (int k : keys) v.push_back(std::make_unique<int>(k));
+                for (int k : keys) s.push_back(std::make_unique<int>(k));
+                std::sort(keys.begin(), keys.end());
+                crew::parallel_sort(part, v.begin(), v.end(), [](auto& a, auto& b) { return *a < *b; });
+                crew::parallel_stable_sort(part, s.begin(), s.end(),
+                                           [](const std::unique_ptr<int>& a, const std::unique_ptr<int>& b) { return *a < *b; });
+                for (std::size_t i = 0; i < n; ++i) {
+                    ASSERT_TRUE(v[i] && s[i]);
+                    ASSERT_EQ(*v[i], keys[i]);
+                    ASSERT_EQ(*s[i], keys[i]);
+                }
+            });
+    });
+}
+
 CREW_ALL_POOL_SIZES(edge_types);
 
 }  // namespace
