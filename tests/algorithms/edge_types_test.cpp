@@ -523,6 +523,105 @@ TEST_P(edge_types, sorts_of_move_only_elements) {
     });
 }
 
+// ---- parallel_invoke runs where every other algorithm runs ----
+
+// Called from outside every pool: on the default pool, whatever the number of callables.
+TEST(edge_types_invoke, outside_every_pool_even_a_single_callable_runs_on_a_worker) {
+    crew_test::watchdog dog(std::chrono::seconds(60));
+    ASSERT_LT(crew::this_worker_index(), 0);
+    std::atomic<int> one{-2}, a{-2}, b{-2};
+    crew::parallel_invoke([&] { one = crew::this_worker_index(); });
+    EXPECT_GE(one.load(), 0);
+    one = -2;
+    crew::parallel_invoke(crew::static_partition, [&] { one = crew::this_worker_index(); });
+    EXPECT_GE(one.load(), 0);
+    crew::parallel_invoke([&] { a = crew::this_worker_index(); }, [&] { b = crew::this_worker_index(); });
+    EXPECT_GE(a.load(), 0);
+    EXPECT_GE(b.load(), 0);
+    EXPECT_THROW(crew::parallel_invoke([] { throw test_error("one"); }), test_error);
+    EXPECT_THROW(crew::parallel_invoke([] {}, [] { throw test_error("two"); }), test_error);
+    EXPECT_LT(crew::this_worker_index(), 0);
+}
+
+// A callable that may be invoked only as an rvalue, once.
+struct call_once {
+    std::atomic<int>* calls;
+    void operator()() && { ++*calls; }
+};
+
+TEST_P(edge_types, invoke_runs_on_the_callers_pool_and_invokes_rvalues_once) {
+    crew_test::watchdog dog(std::chrono::seconds(60));
+    pool().run([&] {
+        const int me = crew::this_worker_index();
+        std::atomic<int> where{-2};
+        crew::parallel_invoke([&] { where = crew::this_worker_index(); });
+        EXPECT_EQ(where.load(), me);  // one callable: no task to hand out, it runs right here
+        std::atomic<int> calls{0};
+        crew::parallel_invoke(call_once{&calls});
+        crew::parallel_invoke(call_once{&calls}, call_once{&calls}, call_once{&calls});
+        EXPECT_EQ(calls.load(), 4);
+        EXPECT_THROW(crew::parallel_invoke([] { throw test_error("one"); }), test_error);
+    });
+}
+
+// ---- move-only accumulators and elements, reference-returning transforms ----
+
+struct move_only_sum {
+    std::unique_ptr<long> v;
+    explicit move_only_sum(long x = 0) : v(std::make_unique<long>(x)) {}
+};
+struct move_only_op {
+    move_only_sum operator()(move_only_sum a, int x) const {
+        *a.v += x;
+        return a;
+    }
+    move_only_sum operator()(int x, move_only_sum b) const {
+        *b.v += x;
+        return b;
+    }
+    move_only_sum operator()(int x, int y) const { return move_only_sum(long{x} + y); }
+    move_only_sum operator()(move_only_sum a, move_only_sum b) const {
+        *a.v += *b.v;
+        return a;
+    }
+};
+
+// Sums through unique_ptrs: the elements are move-only and convert to nothing.
+struct deref_sum {
+    using ptr = std::unique_ptr<int>;
+    long operator()(long a, const ptr& x) const { return a + *x; }
+    long operator()(const ptr& x, long b) const { return *x + b; }
+    long operator()(const ptr& x, const ptr& y) const { return long{*x} + *y; }
+    long operator()(long a, long b) const { return a + b; }
+};
+
+TEST_P(edge_types, move_only_accumulators_and_elements_and_reference_transforms) {
+    crew_test::watchdog dog(std::chrono::seconds(120));
+    pool().run([&] {
+        for (std::size_t n : sizes)
+            each_partitioner([&](auto part) {
+                auto v = small_values(n, 15);
+                const long want = std::accumulate(v.begin(), v.end(), 3L);
+                EXPECT_EQ(*crew::parallel_reduce(part, v.begin(), v.end(), move_only_sum(3), move_only_op()).v, want);
+                std::vector<std::unique_ptr<int>> ptrs;
+                for (int x : v) ptrs.push_back(std::make_unique<int>(x));
+                EXPECT_EQ(crew::parallel_reduce(part, ptrs.begin(), ptrs.end(), 3L, deref_sum()), want);
+                std::vector<long> got(n), expected(n);
+                std::exclusive_scan(v.begin(), v.end(), expected.begin(), 3L);
+                crew::parallel_exclusive_scan(part, ptrs.begin(), ptrs.end(), got.begin(), 3L, deref_sum());
+                EXPECT_EQ(got, expected);
+                // A transform returning a reference into the element.
+                auto recs = random_records(n, 16);
+                std::string names = "<";
+                for (auto& r : recs) names += r.name;
+                auto name_of = [](const record& r) -> const std::string& { return r.name; };
+                EXPECT_EQ(crew::parallel_transform_reduce(part, recs.begin(), recs.end(), std::string("<"), std::plus<>(),
+                                                          name_of),
+                          names);
+            });
+    });
+}
+
 CREW_ALL_POOL_SIZES(edge_types);
 
 }  // namespace
