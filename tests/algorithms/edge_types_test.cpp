@@ -338,7 +338,8 @@ TEST_P(edge_types, index_forms_visit_every_index_of_every_integer_type_once) {
         for_each_type<index_types>([&](auto tag) {
             using I = decltype(tag);
             SCOPED_TRACE(typeid(I).name());
-            for (auto [a, b] : extreme_ranges<I>()) {
+            for (const auto& range : extreme_ranges<I>()) {
+                const I a = range.first, b = range.second;  // (clang 14 cannot capture structured bindings)
                 SCOPED_TRACE(show(a) + " to " + show(b));
                 const std::size_t n = count_of(a, b);
                 index_loop_partitioners(n, [&](auto part) {
