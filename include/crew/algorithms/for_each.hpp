@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <concepts>
+#include <functional>
 #include <iterator>
 #include <tuple>
 #include <type_traits>
@@ -25,21 +26,25 @@ inline constexpr bool loop_partitioner = partitioner<P> && !std::same_as<std::re
 }  // namespace detail
 
 // Calls f(i) for every integer i in [first, last), in parallel. Throws std::invalid_argument when
-// first > last.
+// first > last. Any integer type but bool works, over its whole range.
 template <partitioner P, std::integral I, std::integral J, class F>
 void parallel_for(P part, I first, J last, F&& f) {
     CREW_DETAIL_NOT_DETERMINISTIC(P, "crew::parallel_for");
-    using C = detail::index_type<I, J>;
-    if (!std::in_range<C>(first) || !std::in_range<C>(last))
-        throw std::invalid_argument("crew::parallel_for: the bounds do not fit a common index type");
-    const C lo = static_cast<C>(first);
-    const std::size_t n = detail::checked_count<C>(lo, static_cast<C>(last), "crew::parallel_for");
-    if (n == 0) return;
-    detail::on_worker([&] {
-        detail::parallel_leaves(part, n, [&](std::size_t b, std::size_t e) {
-            for (std::size_t i = b; i != e; ++i) f(detail::advance_by(lo, i));
+    static_assert(detail::index_integer<I> && detail::index_integer<J>,
+                  "crew::parallel_for: bool is not an index type; use an integer type such as int");
+    if constexpr (detail::index_integer<I> && detail::index_integer<J>) {
+        using C = detail::index_type<I, J>;
+        if (!detail::index_fits<C>(first) || !detail::index_fits<C>(last))
+            throw std::invalid_argument("crew::parallel_for: the bounds do not fit a common index type");
+        const C lo = static_cast<C>(first);
+        const std::size_t n = detail::checked_count<C>(lo, static_cast<C>(last), "crew::parallel_for");
+        if (n == 0) return;
+        detail::on_worker([&] {
+            detail::parallel_leaves(part, n, [&](std::size_t b, std::size_t e) {
+                for (std::size_t i = b; i != e; ++i) f(detail::advance_by(lo, i));
+            });
         });
-    });
+    }
 }
 
 template <class I, class J, class F>
@@ -134,10 +139,12 @@ Out parallel_transform(It1 first1, It1 last1, It2 first2, Out out, F&& f) {
 
 namespace detail {
 
+// fs is a tuple of references as forward_as_tuple makes them: std::get on the moved tuple gives
+// each callable back with its value category, and each is invoked once.
 template <std::size_t Lo, std::size_t Hi, class Tuple>
 void invoke_range(Tuple& fs, cancel_flag& cancel) {
     if constexpr (Hi - Lo == 1) {
-        if (!cancel.cancelled()) cancel.guard([&] { std::get<Lo>(fs)(); });
+        if (!cancel.cancelled()) cancel.guard([&] { std::invoke(std::get<Lo>(std::move(fs))); });
     } else {
         constexpr std::size_t mid = Lo + (Hi - Lo) / 2;
         crew::join([&] { invoke_range<Lo, mid>(fs, cancel); }, [&] { invoke_range<mid, Hi>(fs, cancel); });
@@ -147,24 +154,27 @@ void invoke_range(Tuple& fs, cancel_flag& cancel) {
 }  // namespace detail
 
 // Calls every f, potentially in parallel, and returns when all have finished. An exception is
-// rethrown after the running ones finished; callables that had not started are skipped.
+// rethrown after the running ones finished; callables that had not started are skipped. Each f is
+// invoked once, as the value category it was passed with (rvalue-only callables work). Like every
+// algorithm, it runs on the caller's pool, or on the default pool when called from outside every
+// pool: a single callable too (on one of the default pool's workers, not on the caller's thread).
 template <class... F>
-    requires(sizeof...(F) > 0 && (std::invocable<F&> && ...))
+    requires(sizeof...(F) > 0 && (std::invocable<F> && ...))
 void parallel_invoke(F&&... fs) {
-    if constexpr (sizeof...(F) == 1) {
-        (fs(), ...);
-    } else {
-        detail::on_worker([&] {
-            std::tuple<F&...> refs(fs...);
+    detail::on_worker([&] {
+        if constexpr (sizeof...(F) == 1) {
+            (std::invoke(std::forward<F>(fs)), ...);
+        } else {
+            auto refs = std::forward_as_tuple(std::forward<F>(fs)...);
             detail::cancel_flag cancel;
             detail::invoke_range<0, sizeof...(F)>(refs, cancel);
-        });
-    }
+        }
+    });
 }
 
 // A partitioner changes nothing for parallel_invoke: each callable is one task.
 template <partitioner P, class... F>
-    requires(sizeof...(F) > 0 && (std::invocable<F&> && ...))
+    requires(sizeof...(F) > 0 && (std::invocable<F> && ...))
 void parallel_invoke(P, F&&... fs) {
     parallel_invoke(std::forward<F>(fs)...);
 }

@@ -107,7 +107,9 @@ namespace detail {
 // ---- splitters: where a range of `len` elements is cut, if at all ----
 //
 // split(len, migrated, right) returns the length of the left part (0: do not split, run a leaf),
-// leaves *this as the left part's splitter and stores the right part's in `right`.
+// leaves *this as the left part's splitter and stores the right part's in `right`. No part is
+// ever shorter than min_len (reductions whose accumulator cannot be made from one element need
+// leaves of at least two elements, see reduce.hpp).
 
 struct adaptive_splitter {
     std::size_t splits = 0;
@@ -131,13 +133,16 @@ struct adaptive_splitter {
 
 struct static_splitter {
     std::size_t chunks = 1;
+    std::size_t min_len = 1;
 
     std::size_t split(std::size_t len, bool, static_splitter& right) noexcept {
-        if (chunks <= 1 || len < 2) return 0;
+        if (chunks <= 1 || len / 2 < min_len) return 0;
         std::size_t left_chunks = chunks / 2;
         // len * left_chunks / chunks without overflow for any len (chunks is small).
         std::size_t left = len / chunks * left_chunks + len % chunks * left_chunks / chunks;
-        if (left == 0) left = 1;
+        if (left < min_len) left = min_len;
+        if (len - left < min_len) left = len - min_len;
+        right = *this;
         right.chunks = chunks - left_chunks;
         chunks = left_chunks;
         return left;
@@ -146,9 +151,10 @@ struct static_splitter {
 
 struct grain_splitter {
     std::size_t grain = 1;
+    std::size_t min_len = 1;
 
     std::size_t split(std::size_t len, bool, grain_splitter& right) noexcept {
-        if (len <= grain) return 0;
+        if (len <= grain || len / 2 < min_len) return 0;
         right = *this;
         return len / 2;
     }
@@ -164,14 +170,14 @@ inline adaptive_splitter make_splitter(auto_partition_t, std::size_t min_len = 1
     std::size_t budget = 2 * current_pool_size();
     return adaptive_splitter{budget, budget, min_len > 0 ? min_len : 1};
 }
-inline static_splitter make_splitter(static_partition_t, std::size_t = 1) noexcept {
-    return static_splitter{current_pool_size()};
+inline static_splitter make_splitter(static_partition_t, std::size_t min_len = 1) noexcept {
+    return static_splitter{current_pool_size(), min_len > 0 ? min_len : 1};
 }
-inline grain_splitter make_splitter(simple_partition p, std::size_t = 1) noexcept {
-    return grain_splitter{p.grain()};
+inline grain_splitter make_splitter(simple_partition p, std::size_t min_len = 1) noexcept {
+    return grain_splitter{p.grain(), min_len > 0 ? min_len : 1};
 }
-inline grain_splitter make_splitter(deterministic_partition p, std::size_t = 1) noexcept {
-    return grain_splitter{p.grain()};
+inline grain_splitter make_splitter(deterministic_partition p, std::size_t min_len = 1) noexcept {
+    return grain_splitter{p.grain(), min_len > 0 ? min_len : 1};
 }
 
 // One per algorithm call: set when user code threw; unstarted chunks then do nothing.
@@ -212,6 +218,12 @@ inline std::size_t demand_block(std::size_t len, const adaptive_splitter& s) noe
     return len / 8 > s.min_len ? len / 8 : s.min_len;
 }
 
+// Where the block starting at b ends: a rest shorter than min_len joins the block.
+inline std::size_t demand_block_end(std::size_t b, std::size_t e, std::size_t block,
+                                    const adaptive_splitter& s) noexcept {
+    return e - b >= block + s.min_len ? b + block : e;
+}
+
 template <class Splitter, class Leaf>
 void for_divide(Splitter s, std::size_t b, std::size_t e, bool migrated, Leaf& leaf, cancel_flag& cancel);
 
@@ -219,7 +231,7 @@ template <class Leaf>
 void for_leaf(adaptive_splitter s, std::size_t b, std::size_t e, Leaf& leaf, cancel_flag& cancel) {
     const std::size_t block = demand_block(e - b, s);
     for (;;) {
-        const std::size_t stop = e - b > block ? b + block : e;
+        const std::size_t stop = demand_block_end(b, e, block, s);
         cancel.guard([&] { leaf(b, stop); });
         b = stop;
         if (b == e || cancel.cancelled()) return;
@@ -259,7 +271,7 @@ template <class T, class Leaf, class Combine>
 std::optional<T> reduce_leaf(adaptive_splitter s, std::size_t b, std::size_t e, Leaf& leaf, Combine& combine,
                              cancel_flag& cancel) {
     const std::size_t block = demand_block(e - b, s);
-    std::size_t stop = e - b > block ? b + block : e;
+    std::size_t stop = demand_block_end(b, e, block, s);
     std::optional<T> acc = cancel.guard([&] { return std::optional<T>(std::in_place, leaf(b, stop)); });
     for (b = stop; b != e; b = stop) {
         if (cancel.cancelled()) return std::nullopt;
@@ -269,7 +281,7 @@ std::optional<T> reduce_leaf(adaptive_splitter s, std::size_t b, std::size_t e, 
             if (!rest) return std::nullopt;
             return cancel.guard([&] { return std::optional<T>(std::in_place, combine(std::move(*acc), std::move(*rest))); });
         }
-        stop = e - b > block ? b + block : e;
+        stop = demand_block_end(b, e, block, s);
         cancel.guard([&] { *acc = combine(std::move(*acc), leaf(b, stop)); });
     }
     return acc;
@@ -307,13 +319,38 @@ void parallel_leaves(P p, std::size_t n, Leaf&& leaf, std::size_t min_len = 1) {
     for_divide(make_splitter(p, min_len), 0, n, false, leaf, cancel);
 }
 
-// Reduces [0, n) (n >= 1) with partitioner p. Must be called on a worker.
+// Reduces [0, n) (n >= min_len) with partitioner p, in leaves of at least min_len elements. Must be
+// called on a worker.
 template <class T, class P, class Leaf, class Combine>
-T parallel_fold(P p, std::size_t n, Leaf&& leaf, Combine&& combine) {
+T parallel_fold(P p, std::size_t n, Leaf&& leaf, Combine&& combine, std::size_t min_len = 1) {
     cancel_flag cancel;
-    std::optional<T> r = reduce_divide<T>(make_splitter(p), 0, n, false, leaf, combine, cancel);
+    std::optional<T> r = reduce_divide<T>(make_splitter(p, min_len), 0, n, false, leaf, combine, cancel);
     // Only a cancelled run yields nothing, and a cancelled run always rethrows before this point.
     return std::move(*r);
+}
+
+// ---- index arithmetic ----
+//
+// Index types may be any integer type but bool: char, wchar_t, char8_t/16/32_t, short, ... Their
+// arithmetic is done in index_unsigned_t, the unsigned type of the index's width *after* integer
+// promotion: short - short is an int (so the difference of two uint16_t may be negative), and
+// int arithmetic across the whole range of int overflows. Unsigned arithmetic wraps, and the
+// conversions back to the index type are modular (C++20), so no step overflows.
+
+template <class I>
+inline constexpr bool index_integer = std::integral<I> && !std::same_as<std::remove_cv_t<I>, bool>;
+
+template <class I>
+using index_unsigned_t = std::make_unsigned_t<decltype(+std::declval<I>())>;
+
+// The standard integer type with I's range: std::in_range refuses the character types.
+template <class I>
+using standard_integer_t = std::conditional_t<std::is_signed_v<I>, std::make_signed_t<I>, std::make_unsigned_t<I>>;
+
+// Whether the integer x is a value of the index type C.
+template <class C, class X>
+constexpr bool index_fits(X x) noexcept {
+    return std::in_range<standard_integer_t<C>>(static_cast<standard_integer_t<X>>(x));
 }
 
 // The number of elements in [first, last): for integers, checks first <= last.
@@ -321,8 +358,8 @@ template <class I>
 std::size_t checked_count(I first, I last, const char* who) {
     if constexpr (std::integral<I>) {
         if (first > last) throw std::invalid_argument(std::string(who) + ": first > last");
-        using U = std::make_unsigned_t<I>;
-        return static_cast<std::size_t>(static_cast<U>(last) - static_cast<U>(first));
+        using U = index_unsigned_t<I>;
+        return static_cast<std::size_t>(static_cast<U>(static_cast<U>(last) - static_cast<U>(first)));
     } else {
         auto d = last - first;
         if (d < 0) throw std::invalid_argument(std::string(who) + ": last is before first");
@@ -336,11 +373,13 @@ template <class I, class J>
 using index_type = std::conditional_t<std::is_signed_v<I> != std::is_signed_v<J>,
                                       std::make_signed_t<std::common_type_t<I, J>>, std::common_type_t<I, J>>;
 
-// The i-th element position: first + i, for integers and iterators alike.
+// The i-th element position: first + i, for integers and iterators alike. For integers, i is at
+// most the count of a valid range, so first + i is a value of I; only the way there wraps.
 template <class I>
 constexpr I advance_by(I first, std::size_t i) noexcept {
     if constexpr (std::integral<I>)
-        return static_cast<I>(first + static_cast<I>(i));
+        return static_cast<I>(static_cast<index_unsigned_t<I>>(static_cast<index_unsigned_t<I>>(first) +
+                                                                static_cast<index_unsigned_t<I>>(i)));
     else
         return first + static_cast<std::iter_difference_t<I>>(i);
 }
@@ -352,6 +391,22 @@ constexpr decltype(auto) element_at(I pos) {
         return pos;
     else
         return *pos;
+}
+
+// The transform of parallel_reduce and of scans' block sums: lvalue elements by reference,
+// prvalues (indices) by value, so that a reference to the result never outlives a temporary.
+struct pass_element {
+    template <class X>
+    constexpr X operator()(X&& x) const noexcept(std::is_nothrow_constructible_v<X, X&&>) {
+        return std::forward<X>(x);
+    }
+};
+
+// Copy-initialises a T from x: the implicit conversion, never an explicit constructor (which may
+// mean something else: std::vector<int>(3) is three zeros, not {3}).
+template <class T, class U>
+T implicit_as(U&& x) {
+    return std::forward<U>(x);
 }
 
 // Run `f` on a worker: in place on one, else on the default pool (as Rayon's install does).

@@ -7,6 +7,7 @@
 // give the same bits on any pool size.
 #pragma once
 
+#include <algorithm>
 #include <concepts>
 #include <cstddef>
 #include <functional>
@@ -44,15 +45,22 @@ void scan_block_serial(It first, Out out, std::size_t b, std::size_t e, const st
     It it = advance_by(first, b);
     Out o = advance_by(out, b);
     if (exclusive) {
-        T acc(*start);
+        // The element is used before its output is written (out may be first), and only through
+        // op: T need not be constructible from it.
+        T acc = *start;
         for (std::size_t i = b; i != e; ++i, ++it, ++o) {
-            T x(*it);
-            *o = acc;
-            acc = op(std::move(acc), std::move(x));
+            T prev = acc;
+            acc = op(std::move(acc), *it);
+            *o = std::move(prev);
         }
         return;
     }
-    T acc = start ? T(op(*start, *it)) : T(*it);
+    T acc = [&]() -> T {
+        // Only the form without init (where T is the value type) has no start: its first block.
+        if constexpr (std::is_convertible_v<std::iter_reference_t<It>, T>)
+            if (!start) return *it;
+        return op(*start, *it);
+    }();
     *o = acc;
     for (std::size_t i = b + 1; i != e; ++i) {
         ++it;
@@ -64,7 +72,10 @@ void scan_block_serial(It first, Out out, std::size_t b, std::size_t e, const st
 
 template <class T, class P, class It, class Out, class Op>
 Out scan_on_worker(P part, It first, std::size_t n, Out out, std::optional<T> init, bool exclusive, Op& op) {
-    const std::size_t block = scan_block(part, n);
+    // Block sums start from op(x0, x1) when an element does not convert to T (see min_leaf), so no
+    // block that is summed may hold a single element.
+    constexpr std::size_t min_block = min_leaf<T, std::iter_reference_t<It>>;
+    const std::size_t block = std::max(scan_block(part, n), min_block);
     const std::size_t blocks = (n + block - 1) / block;
     auto block_end = [&](std::size_t k) { return k + 1 == blocks ? n : (k + 1) * block; };
     if (blocks <= 1) {
@@ -82,7 +93,7 @@ Out scan_on_worker(P part, It first, std::size_t n, Out out, std::optional<T> in
     };
     // (1) block sums, all but the last block's.
     std::vector<std::optional<T>> start(blocks);
-    auto identity = [](auto&& x) -> decltype(auto) { return std::forward<decltype(x)>(x); };
+    pass_element identity;
     spread([&](std::size_t k) {
         if (k + 1 != blocks) start[k + 1].emplace(fold_leaf<T>(first, k * block, block_end(k), op, identity));
     });
@@ -90,7 +101,7 @@ Out scan_on_worker(P part, It first, std::size_t n, Out out, std::optional<T> in
     // needed by pass (3), so it is copied.
     start[0] = std::move(init);
     for (std::size_t k = 1; k != blocks; ++k)
-        if (start[k - 1]) start[k].emplace(T(op(T(*start[k - 1]), std::move(*start[k]))));
+        if (start[k - 1]) start[k].emplace(implicit_as<T>(op(T(*start[k - 1]), std::move(*start[k]))));
     // (3) rescan.
     spread([&](std::size_t k) { scan_block_serial<T>(first, out, k * block, block_end(k), start[k], exclusive, op); });
     return advance_by(out, n);

@@ -30,6 +30,28 @@ namespace detail {
 
 inline constexpr std::size_t sort_serial_cutoff = 4096;
 
+// The comparator handed to the std:: sorts. std::sort accepts comparators taking non-const
+// references, but libstdc++'s std::stable_sort compares some elements as const T&, where they do not
+// bind. Such a comparator gets those elements with the const cast away: they are the range's or
+// the sort's buffer's own non-const objects, and a comparator must not modify them anyway.
+template <class T, class Comp>
+auto std_comparator(Comp& comp) {
+    if constexpr (std::is_invocable_v<Comp&, const T&, const T&>)
+        return std::ref(comp);
+    else
+        return [&comp](const T& a, const T& b) -> bool { return comp(const_cast<T&>(a), const_cast<T&>(b)); };
+}
+
+// std::sort or std::stable_sort of [first, last).
+template <class It, class Comp>
+void serial_sort(It first, It last, Comp& comp, bool stable) {
+    auto c = std_comparator<std::iter_value_t<It>>(comp);
+    if (stable)
+        std::stable_sort(first, last, c);
+    else
+        std::sort(first, last, c);
+}
+
 // A buffer of n elements of T. Trivial types are left uninitialized; others are move-constructed
 // from the range and moved back (the merges then only move-assign into live objects).
 template <class T>
@@ -105,10 +127,7 @@ private:
 
     template <bool IntoBuffer>
     void sort_leaf(std::size_t b, std::size_t e) {
-        if (stable_)
-            std::stable_sort(at(a_, b), at(a_, e), comp_);
-        else
-            std::sort(at(a_, b), at(a_, e), comp_);
+        serial_sort(at(a_, b), at(a_, e), comp_, stable_);
         if constexpr (IntoBuffer) std::move(at(a_, b), at(a_, e), buf_ + b);
     }
 
@@ -129,9 +148,49 @@ private:
             out = std::copy(x0, x1, out);
             std::copy(y0, y1, out);
         } else {
-            std::merge(std::make_move_iterator(x0), std::make_move_iterator(x1), std::make_move_iterator(y0),
-                       std::make_move_iterator(y1), out, comp_);
+            // Not std::merge over move iterators: that would hand the comparator rvalues, and
+            // comparators taking non-const references (which std::sort accepts) cannot bind them.
+            for (; x0 != x1 && y0 != y1; ++out) {
+                if (comp_(*y0, *x0)) {  // ties take x: stable
+                    *out = std::move(*y0);
+                    ++y0;
+                } else {
+                    *out = std::move(*x0);
+                    ++x0;
+                }
+            }
+            out = std::move(x0, x1, out);
+            std::move(y0, y1, out);
         }
+    }
+
+    // std::lower_bound(lo, hi, *key) and std::upper_bound(lo, hi, *key), comparing elements as the
+    // lvalues they are (std::lower_bound would pass the key as a const T&).
+    template <class Src>
+    Src lower_bound_of(Src lo, Src hi, Src key) {
+        for (auto len = hi - lo; len > 0;) {
+            const auto half = len / 2;
+            if (Src mid = lo + half; comp_(*mid, *key)) {
+                lo = mid + 1;
+                len -= half + 1;
+            } else {
+                len = half;
+            }
+        }
+        return lo;
+    }
+    template <class Src>
+    Src upper_bound_of(Src lo, Src hi, Src key) {
+        for (auto len = hi - lo; len > 0;) {
+            const auto half = len / 2;
+            if (Src mid = lo + half; !comp_(*key, *mid)) {
+                lo = mid + 1;
+                len -= half + 1;
+            } else {
+                len = half;
+            }
+        }
+        return lo;
     }
 
     // Moves the merge of sorted runs [x0, x1) and [y0, y1) to out; ties take from the x run.
@@ -148,11 +207,11 @@ private:
             if (nx >= ny) {
                 // x's middle element, and the y elements strictly less than it (equal ones follow it).
                 xm = at(x0, nx / 2);
-                ym = std::lower_bound(y0, y1, *xm, comp_);
+                ym = lower_bound_of(y0, y1, xm);
             } else {
                 // y's middle element, and the x elements not greater than it (equal ones precede it).
                 ym = at(y0, ny / 2);
-                xm = std::upper_bound(x0, x1, *ym, comp_);
+                xm = upper_bound_of(x0, x1, ym);
             }
         });
         Dst out_m = at(out, static_cast<std::size_t>((xm - x0) + (ym - y0)));
@@ -177,10 +236,7 @@ void merge_sort_on_worker(Splitter s, It first, std::size_t n, Comp& comp, bool 
         buf = buffer->data();
     } catch (const std::bad_alloc&) {
         // Cold path: no memory for the buffer; sort serially in place.
-        if (stable)
-            std::stable_sort(first, first + static_cast<std::iter_difference_t<It>>(n), comp);
-        else
-            std::sort(first, first + static_cast<std::iter_difference_t<It>>(n), comp);
+        serial_sort(first, first + static_cast<std::iter_difference_t<It>>(n), comp, stable);
         return;
     }
     const std::size_t grain = n / (8 * current_pool_size());
@@ -197,10 +253,7 @@ void sort_entry(P part, It first, It last, Comp& comp, bool stable, const char* 
     on_worker([&] {
         const std::size_t workers = current_pool_size();
         if (n <= sort_serial_cutoff || (workers == 1 && std::same_as<P, auto_partition_t>)) {
-            if (stable)
-                std::stable_sort(first, last, comp);
-            else
-                std::sort(first, last, comp);
+            serial_sort(first, last, comp, stable);
             return;
         }
         if constexpr (std::same_as<P, auto_partition_t>) {
