@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "support/pool_sizes.hpp"
+#include "support/throwing_capture.hpp"
 #include "support/watchdog.hpp"
 
 namespace {
@@ -178,16 +179,7 @@ TEST_P(task_group_suite, a_default_group_made_outside_runs_its_children_on_the_c
     EXPECT_EQ(elsewhere.load(), 0);
 }
 
-// Captured state whose destructor throws (only once armed, so moves and the caller's moved-from
-// copy stay quiet).
-struct throws_on_destruction {
-    bool armed = true;
-    throws_on_destruction() = default;
-    throws_on_destruction(throws_on_destruction&& o) noexcept : armed(std::exchange(o.armed, false)) {}
-    ~throws_on_destruction() noexcept(false) {
-        if (armed) throw std::runtime_error("destructor");
-    }
-};
+using crew_test::throws_on_destruction;
 
 TEST_P(task_group_suite, a_throwing_capture_destructor_is_the_childs_exception) {
     crew_test::watchdog dog(60s);

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "support/pool_sizes.hpp"
+#include "support/throwing_capture.hpp"
 #include "support/watchdog.hpp"
 
 namespace {
@@ -28,15 +29,7 @@ struct once_void {
     void operator()() && { hits->fetch_add(1); }
 };
 
-// A capture whose destructor throws once armed; moving disarms the source.
-struct throws_on_destroy {
-    bool armed = true;
-    throws_on_destroy() = default;
-    throws_on_destroy(throws_on_destroy&& other) noexcept : armed(std::exchange(other.armed, false)) {}
-    ~throws_on_destroy() noexcept(false) {
-        if (armed) throw std::runtime_error("capture destructor");
-    }
-};
+using crew_test::throws_on_destruction;
 
 // Counts copies of itself.
 struct copy_counter {
@@ -110,15 +103,15 @@ TEST_P(callables_suite, move_only_results) {
 
 TEST_P(callables_suite, submitted_closure_whose_destructor_throws) {
     crew_test::watchdog dog(60s);
-    auto f = pool().submit([t = throws_on_destroy{}] { return 1; });
+    auto f = pool().submit([t = throws_on_destruction{}] { return 1; });
     try {
         f.get();
         ADD_FAILURE() << "the destructor's exception should reach get()";
     } catch (const std::runtime_error& e) {
-        EXPECT_EQ(std::string(e.what()), "capture destructor");
+        EXPECT_EQ(std::string(e.what()), "destructor");
     }
     // The callable's own exception wins over its destructor's.
-    auto g = pool().submit([t = throws_on_destroy{}]() -> int { throw std::logic_error("call"); });
+    auto g = pool().submit([t = throws_on_destruction{}]() -> int { throw std::logic_error("call"); });
     EXPECT_THROW(g.get(), std::logic_error);
 }
 
@@ -138,11 +131,11 @@ TEST(callables, spawned_closure_whose_destructor_throws) {
     };
     {
         crew::pool p(options);
-        p.spawn([t = throws_on_destroy{}] {});
+        p.spawn([t = throws_on_destruction{}] {});
         while (reported.load() < 1) std::this_thread::yield();
     }
     EXPECT_EQ(reported.load(), 1);
-    EXPECT_EQ(what, "capture destructor");
+    EXPECT_EQ(what, "destructor");
 }
 
 // An lvalue callable is copied once into the task (as std::thread and std::async do); an rvalue

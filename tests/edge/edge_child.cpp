@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/sanitizers.hpp"
+
 namespace {
 
 bool use_crew_at_exit = false;
@@ -43,15 +45,7 @@ struct uses_crew_when_destroyed {
     }
 } at_exit_user;
 
-constexpr bool sanitized = crew::detail::under_tsan
-#if defined(__SANITIZE_ADDRESS__)
-                           || true
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-                           || true
-#endif
-#endif
-    ;
+using crew_test::sanitized;
 
 // Address space this process has mapped (VmSize), in bytes.
 std::size_t mapped_bytes() {

@@ -12,21 +12,14 @@
 
 #include "edge/child.hpp"
 #include "support/pool_sizes.hpp"
+#include "support/sanitizers.hpp"
 #include "support/watchdog.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
 
-constexpr bool sanitized = crew::detail::under_tsan
-#if defined(__SANITIZE_ADDRESS__)
-                           || true
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-                           || true
-#endif
-#endif
-    ;
+using crew_test::sanitized;
 
 // ---- sizes ----
 
