@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -107,6 +108,23 @@ TEST(api_examples, task_group_on_a_given_pool) {
     group.wait();                      // all 10 finished; rethrows a child's exception
     // ---
     EXPECT_EQ(done.load(), 10);
+}
+
+TEST(api_examples, isolate) {
+    crew_test::watchdog dog(60s);
+    // --- example: isolate
+    std::mutex m;
+    crew::pool p(2);
+    p.run([&] {
+        std::lock_guard lock(m);
+        crew::isolate([&] {                // a wait in here runs only work spawned in here,
+            crew::parallel_for(0, 1000, [](int) {});  // never an outside task that might lock m
+        });
+    });
+    // ---
+    EXPECT_TRUE(m.try_lock());
+    m.unlock();
+    EXPECT_EQ(crew::help_depth_limit, 32u);
 }
 
 TEST(api_examples, metrics) {
