@@ -179,6 +179,7 @@ public:
 
     // Owner only: the index the next push will use. Items the owner pushed from now on sit at or
     // above it, which lets the owner tell its newer items from older ones (see worker::wait_until).
+    // relaxed: only the owner writes bottom_, so its own last store is what it reads; no partner.
     std::int64_t owner_bottom() const noexcept { return bottom_.load(std::memory_order_relaxed); }
 
     // Owner (or quiescent) only: the current capacity.
