@@ -13,6 +13,7 @@
 
 #include "crew/algorithms/for_each.hpp"
 #include "crew/algorithms/partition.hpp"
+#include "crew/algorithms/range.hpp"
 #include "crew/algorithms/reduce.hpp"
 #include "crew/algorithms/scan.hpp"
 #include "crew/algorithms/sort.hpp"
