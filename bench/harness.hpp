@@ -169,6 +169,7 @@ problem make_spawn_storm_inside(const config&, std::vector<std::string>& notes);
 problem make_wake_latency(const config&, std::vector<std::string>& notes);
 problem make_idle_cpu(const config&, std::vector<std::string>& notes);
 problem make_deque(const config&, std::vector<std::string>& notes);
+problem make_barrier(const config&, std::vector<std::string>& notes);
 problem make_sort(const config&, std::vector<std::string>& notes);
 problem make_reduce(const config&, std::vector<std::string>& notes);
 problem make_map_sum(const config&, std::vector<std::string>& notes);

@@ -40,6 +40,7 @@ const std::vector<registered>& registry() {
         {"wake_latency", make_wake_latency},
         {"idle_cpu", make_idle_cpu},
         {"deque", make_deque},
+        {"barrier", make_barrier},
         {"sort", make_sort},
         {"reduce", make_reduce},
         {"map_sum", make_map_sum},

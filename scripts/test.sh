@@ -44,7 +44,7 @@ run_ctest build/gcc -LE 'long|model|teeth|fuzz'
 
 echo "== clang (Release, -Werror)"
 build build/clang -DCMAKE_CXX_COMPILER=clang++
-run_ctest build/clang -L concurrency
+run_ctest build/clang -L 'concurrency|codegen'
 
 echo "== ThreadSanitizer"
 build build/tsan -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCREW_SANITIZE=thread -DCREW_BUILD_BENCH=OFF
