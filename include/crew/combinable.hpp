@@ -97,8 +97,10 @@ inline std::vector<thread_slot_entry>& thread_slot_table() noexcept {
 
 template <class T>
 class combinable {
-    // A slot fills whole cache lines: two threads' values never share one.
-    struct alignas(detail::cache_line) alignas(T) slot {
+    // A slot fills whole cache lines: two threads' values never share one. (One alignas: g++ 12
+    // keeps only the last of several on a member class of a template.)
+    static constexpr std::size_t slot_alignment = alignof(T) > detail::cache_line ? alignof(T) : detail::cache_line;
+    struct alignas(slot_alignment) slot {
         T value;
         explicit slot(const std::function<T()>& init) : value(init()) {}
     };
