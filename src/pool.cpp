@@ -166,6 +166,8 @@ pool& default_pool() {
     return create_default_pool();
 }
 
+std::size_t current_pool_size() { return detail::current_registry().size(); }
+
 namespace detail {
 
 registry& registry_of(const pool& p) noexcept { return *p.registry_; }

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <initializer_list>
 #include <mutex>
@@ -286,7 +287,48 @@ TEST(configure_default_pool, racing_a_first_use_one_of_the_two_comes_first) {
     expect_child_passes("races_the_first_use", {"CREW_NUM_THREADS="});
 }
 
+TEST(configure_default_pool, api_example) {
+    edge::child_result r = edge::run_helper(
+        {"--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_child.api_example"}, {"CREW_NUM_THREADS="});
+    EXPECT_EQ(r.exit_code(), 0) << r.describe();
+    EXPECT_NE(r.output.find("[  PASSED  ] 1 test."), std::string::npos) << r.describe();
+    EXPECT_NE(r.output.find("crew::configure_default_pool: the default pool already exists"), std::string::npos)
+        << r.describe();
+    for (const char* line : {"worker 0 up\n", "worker 1 up\n", "worker 2 up\n", "worker 3 up\n"})
+        EXPECT_NE(r.output.find(line), std::string::npos) << line << r.describe();
+}
+
 // The child scenarios (run only through expect_child_passes).
+
+TEST(DISABLED_child, api_example) {
+    // --- example: configure_default_pool (the body of main)
+    crew::pool_options options;
+    options.threads = 4;                   // wins over CREW_NUM_THREADS
+    options.name = "app";                  // app-0 ... app-3
+    options.on_thread_start = [](std::size_t i) { std::printf("worker %zu up\n", i); };
+    crew::configure_default_pool(options); // before the first use
+    auto [a, b] = crew::join([] { return 1; }, [] { return 2; });  // the default pool starts now
+    try {
+        crew::configure_default_pool(options);
+    } catch (const crew::usage_error& e) { // too late: the default pool exists
+        std::printf("%s\n", e.what());
+    }
+    // ---
+    EXPECT_EQ(a + b, 3);
+    EXPECT_EQ(crew::default_pool().size(), 4u);
+    EXPECT_TRUE(eventually([] { return has_threads_named({"app-0", "app-1", "app-2", "app-3"}); }));
+    // The hooks print as the workers start. Four tasks that wait for each other need all four
+    // workers, and a worker's first task runs after its hook returned.
+    std::atomic<int> arrived{0};
+    crew::task_group g;
+    for (int i = 0; i < 4; ++i)
+        g.run([&] {
+            arrived.fetch_add(1);
+            while (arrived.load() < 4) std::this_thread::yield();
+        });
+    g.wait();
+    std::fflush(stdout);
+}
 
 struct hook_counts {
     std::vector<std::atomic<int>> starts = std::vector<std::atomic<int>>(crew::max_threads);

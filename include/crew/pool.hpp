@@ -225,6 +225,10 @@ private:
 // starts a fresh default pool; the parent's is abandoned there (never joined or freed).
 pool& default_pool();
 
+// The number of workers of the pool running the caller, else of the default pool (which this
+// creates, as any use does; Rayon's current_num_threads()).
+std::size_t current_pool_size();
+
 // The index of the worker running the caller in its pool (0 to size()-1), or -1 outside every
 // pool. Stable for the duration of a task; handy for per-worker scratch data.
 inline int this_worker_index() noexcept {
