@@ -111,13 +111,13 @@ TEST_P(hooks_test, start_runs_before_any_task_and_stop_after_the_last_each_index
                 ++stops[i];
             }
         };
-        crew::pool pool(options);
-        auto note_task = [&] {
+        auto note_task = [&] {  // declared before the pool: the drain in its destructor calls it
             auto w = static_cast<std::size_t>(crew::this_worker_index());
             if (starts[w].load() != 1 || stops[w].load() != 0) ++misplaced;
             ++ran[w];
             ++total;
         };
+        crew::pool pool(options);
         pool.run([&] { crew::parallel_for(0, 20'000, [&](int) { note_task(); }); });
         // Queued work the destructor drains: it must all run before any stop hook.
         for (int i = 0; i < 200; ++i)
