@@ -95,6 +95,7 @@ pool_options& configured_options() {
 // The options the default pool is (or would be) created with; throws std::invalid_argument for a
 // bad CREW_NUM_THREADS the configuration did not override. Call with default_mutex held.
 pool_options default_options_locked() { return options_from_environment(configured_options()); }
+
 // Default pools abandoned by fork() in this process's ancestors: kept reachable, never used.
 pool* abandoned_defaults[64];
 std::size_t abandoned_count = 0;

@@ -13,7 +13,8 @@
 // Thread safety: local() may be called by any number of threads at once (and concurrently with
 // size()). Everything else -- combine, combine_each, clear, iteration, destruction -- must not
 // overlap with a local() call or with each other (as in oneTBB); typically they run after the
-// parallel work was waited for (join, task_group::wait, an algorithm returning).
+// parallel work was waited for (join, task_group::wait, an algorithm returning). local() from the
+// destructor of a thread_local object is not supported (the thread's table may be gone).
 #pragma once
 
 #include <concepts>
