@@ -172,6 +172,24 @@ TEST_P(hooks_test, exceptions_escaping_hooks_go_to_the_handler_and_the_workers_c
     EXPECT_EQ(refused.load(), static_cast<int>(n));
 }
 
+TEST_P(hooks_test, a_start_hook_may_use_its_pool) {
+    crew_test::watchdog dog(60s);
+    const std::size_t n = GetParam();
+    std::atomic<int> spawned_ran{0}, joined{0};
+    {
+        crew::pool_options options;
+        options.threads = n;
+        options.on_thread_start = [&](std::size_t) {
+            crew::spawn([&] { spawned_ran.fetch_add(1); });  // on this worker's own pool
+            auto [a, b] = crew::join([] { return 1; }, [] { return 2; });
+            joined.fetch_add(a + b);
+        };
+        crew::pool pool(options);
+    }  // drained: every task a start hook spawned ran
+    EXPECT_EQ(spawned_ran.load(), static_cast<int>(n));
+    EXPECT_EQ(joined.load(), 3 * static_cast<int>(n));
+}
+
 TEST_P(hooks_test, pinned_workers_run_on_the_expected_cpu) {
     crew_test::watchdog dog(60s);
     const std::size_t n = GetParam();
