@@ -106,6 +106,25 @@ unsigned usable_cpus() noexcept {
     return n == 0 ? 1u : n;
 }
 
+std::vector<int> process_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(getpid(), sizeof(set), &set) != 0 && sched_getaffinity(0, sizeof(set), &set) != 0)
+        return {};
+    std::vector<int> cpus;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+        if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    return cpus;
+}
+
+bool pin_current_thread(int cpu) noexcept {
+    if (cpu < 0 || cpu >= CPU_SETSIZE) return false;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+}
+
 void thread::start(entry_fn fn, void* arg, std::size_t stack_bytes) {
     pthread_attr_t attr;
     pthread_attr_init(&attr);

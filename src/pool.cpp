@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -15,19 +16,30 @@ namespace crew {
 
 namespace {
 
-detail::registry_config make_config(pool_options options) {
-    static_assert(max_threads <= detail::parking::max_workers);
-    std::size_t n = options.threads.value_or(std::min(default_concurrency(), max_threads));
-    if (n == 0) throw std::invalid_argument("crew::pool: a pool needs at least one worker thread");
-    if (n > max_threads)
-        throw std::invalid_argument("crew::pool: at most crew::max_threads (" + std::to_string(max_threads) +
-                                    ") worker threads, asked for " + std::to_string(n));
-    return {static_cast<unsigned>(n), std::move(options.on_unhandled_exception), options.stack_size,
-            std::move(options.name)};
+void check_threads(std::optional<std::size_t> threads, const char* who) {
+    if (!threads) return;
+    if (*threads == 0) throw std::invalid_argument(std::string(who) + ": a pool needs at least one worker thread");
+    if (*threads > max_threads)
+        throw std::invalid_argument(std::string(who) + ": at most crew::max_threads (" + std::to_string(max_threads) +
+                                    ") worker threads, asked for " + std::to_string(*threads));
 }
 
-pool_options options_from_environment() {
-    pool_options options;
+detail::registry_config make_config(pool_options options) {
+    static_assert(max_threads <= detail::parking::max_workers);
+    check_threads(options.threads, "crew::pool");
+    std::size_t n = options.threads.value_or(std::min(default_concurrency(), max_threads));
+    return {static_cast<unsigned>(n),
+            std::move(options.on_unhandled_exception),
+            options.stack_size,
+            std::move(options.name),
+            std::move(options.on_thread_start),
+            std::move(options.on_thread_stop),
+            options.pin_threads};
+}
+
+// `options` with its size taken from CREW_NUM_THREADS when the code left it empty.
+pool_options options_from_environment(pool_options options = {}) {
+    if (options.threads) return options;  // set in code: the environment is not read
     const char* text = std::getenv("CREW_NUM_THREADS");
     if (text == nullptr) return options;
     // Surrounding whitespace is ignored on both sides; empty or blank means unset.
@@ -72,6 +84,18 @@ namespace {
 // default_instance: null until the first use; written under default_mutex, read without it.
 detail::std_atomics::atomic<pool*> default_instance{nullptr};
 detail::std_atomics::mutex default_mutex;
+// What configure_default_pool() asked for (guarded by default_mutex). Never destroyed: a static
+// object's destructor may still create the default pool. Kept after the creation, for a fork()ed
+// child's fresh default pool.
+pool_options& configured_options() {
+    static pool_options* options = new pool_options;
+    return *options;
+}
+
+// The options the default pool is (or would be) created with; throws std::invalid_argument for a
+// bad CREW_NUM_THREADS the configuration did not override. Call with default_mutex held.
+pool_options default_options_locked() { return options_from_environment(configured_options()); }
+
 // Default pools abandoned by fork() in this process's ancestors: kept reachable, never used.
 pool* abandoned_defaults[64];
 std::size_t abandoned_count = 0;
@@ -106,7 +130,7 @@ pool& create_default_pool() {
     std::lock_guard lock(default_mutex);
     // relaxed: under default_mutex, which orders it after any earlier creation.
     if (pool* p = default_instance.load(std::memory_order_relaxed)) return *p;
-    pool* p = new pool(options_from_environment());
+    pool* p = new pool(default_options_locked());
     // release: pairs with the acquire load in default_pool(); a thread that sees the pointer sees
     // the finished pool.
     default_instance.store(p, std::memory_order_release);
@@ -123,11 +147,27 @@ pool::pool(pool_options options) {
 // In a forked child the registry frees its memory without joining (the threads are the parent's).
 pool::~pool() = default;
 
+void configure_default_pool(pool_options options) {
+    check_threads(options.threads, "crew::configure_default_pool");
+    register_fork_handlers();  // default_mutex must be held across any fork() from now on
+    pool_options previous;  // destroyed after the unlock: its callables' destructors are user code
+    std::lock_guard lock(default_mutex);
+    // relaxed: under default_mutex, as every store of it.
+    if (default_instance.load(std::memory_order_relaxed) != nullptr)
+        throw usage_error(
+            "crew::configure_default_pool: the default pool already exists (it is created by the first "
+            "crew::join, spawn, task_group, algorithm or default_pool() call outside an explicit pool); "
+            "configure it before that");
+    previous = std::exchange(configured_options(), std::move(options));
+}
+
 pool& default_pool() {
     // acquire: pairs with the release store in create_default_pool().
     if (pool* p = default_instance.load(std::memory_order_acquire)) [[likely]] return *p;
     return create_default_pool();
 }
+
+std::size_t current_pool_size() { return detail::current_registry().size(); }
 
 namespace detail {
 
@@ -139,9 +179,10 @@ registry& current_registry() {
 }
 
 void check_default_pool_environment() {
-    // A static initialised by an exception is tried again next time; success is remembered.
-    static const bool valid = (options_from_environment(), true);
-    (void)valid;
+    // acquire: pairs with the release store in create_default_pool() (the pool exists: all is well).
+    if (default_instance.load(std::memory_order_acquire) != nullptr) return;
+    std::lock_guard lock(default_mutex);
+    (void)default_options_locked();
 }
 
 bool join_reclaim_cold(worker& w, task* job, completion& done, task* popped) {

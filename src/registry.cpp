@@ -19,6 +19,7 @@ void note_fork_in_child() noexcept { fork_generation_.fetch_add(1, std::memory_o
 
 registry::registry(registry_config config)
     : config_(std::move(config)), lot_(config_.threads) {
+    if (config_.pin_threads) pin_cpus_ = os::process_cpus();
     workers_.reserve(config_.threads);
     for (unsigned i = 0; i < config_.threads; ++i) workers_.push_back(std::make_unique<worker>(*this, i, lot_));
     threads_.reserve(config_.threads);
@@ -64,13 +65,28 @@ void registry::shutdown() noexcept {
 
 void registry::thread_entry(void* arg) noexcept {
     auto* self = static_cast<worker*>(arg);
-    os::set_current_thread_name(self->owner().config_.name + "-" + std::to_string(self->index()));
     registry& owner = self->owner();
+    const unsigned index = self->index();
+    os::set_current_thread_name(owner.config_.name + "-" + std::to_string(index));
+    if (!owner.pin_cpus_.empty()) (void)os::pin_current_thread(owner.pin_cpus_[index % owner.pin_cpus_.size()]);
     // acquire: pairs with open_start_gate()'s release store.
     while (owner.start_gate_.load(std::memory_order_acquire) == 0) std_atomics::wait(owner.start_gate_, 0);
     current_worker = self;
+    owner.run_hook(owner.config_.on_thread_start, index, "an on_thread_start hook");
     self->run_loop();
+    // Out of the pool before the stop hook: work it submits here must not land on a deque that
+    // nobody will run again.
     current_worker = nullptr;
+    owner.run_hook(owner.config_.on_thread_stop, index, "an on_thread_stop hook");
+}
+
+void registry::run_hook(const thread_hook& hook, unsigned index, const char* source) noexcept {
+    if (!hook) return;
+    try {
+        hook(index);
+    } catch (...) {
+        report_unhandled(std::current_exception(), source);
+    }
 }
 
 void registry::throw_refused() const {

@@ -38,7 +38,33 @@ struct pool_options {
     // Prefix of the worker threads' names: worker i is "<name>-<i>", cut to 15 characters (as
     // shown by top -H, ps -L, gdb, /proc/<pid>/task/<tid>/comm).
     std::string name = "crew";
+    // Called on each worker thread with its index (0 to threads-1): on_thread_start once when the
+    // thread starts, before it runs any task (this_worker_index() already works there);
+    // on_thread_stop once when it stops, after its last task, as the pool's destructor drains (it
+    // has left the pool by then: this_worker_index() is -1, and work submitted to this pool from
+    // it is refused). The destructor returns after every on_thread_stop returned; the default
+    // pool is never destroyed, so its workers never stop. Hooks of different workers run
+    // concurrently. An exception escaping a hook goes to on_unhandled_exception (else stderr) and
+    // the worker carries on as if the hook had returned.
+    std::function<void(std::size_t worker_index)> on_thread_start;
+    std::function<void(std::size_t worker_index)> on_thread_stop;
+    // Pin worker i to the i-th CPU of the process's affinity mask (modulo the number of CPUs in
+    // it, when there are more workers than CPUs), before its start hook. A CPU the system refuses
+    // (e.g. taken away by a cpuset meanwhile) leaves that worker unpinned: pinning is a hint, never
+    // an error.
+    bool pin_threads = false;
 };
+
+// Configure the default pool before its first use (the first crew::join, spawn, task_group,
+// algorithm or default_pool() call outside an explicit pool creates it). `options` are checked at
+// once: a bad size throws std::invalid_argument and keeps the previous configuration. Once the
+// default pool exists, this throws crew::usage_error and changes nothing. Called again before the
+// first use, the last call wins. options.threads, when set, wins over CREW_NUM_THREADS (which is
+// then not read); when empty, CREW_NUM_THREADS still applies, else default_concurrency(). After
+// fork(), the child's fresh default pool uses the same configuration (the child may configure
+// again before its first use). Safe to call concurrently with a first use: one of the two comes
+// first.
+void configure_default_pool(pool_options options);
 
 // The number of CPUs this process may use: its affinity mask, capped by a cgroup (v1 or v2) CPU
 // quota, at least 1. A pool built without a size gets this many workers, at most max_threads.
@@ -54,8 +80,8 @@ registry& registry_of(const pool& p) noexcept;
 // The pool whose worker is running the caller, else the default pool.
 registry& current_registry();
 
-// Throws std::invalid_argument, as default_pool() would, when CREW_NUM_THREADS is invalid; does
-// not create the default pool.
+// Throws std::invalid_argument, as default_pool() would, when CREW_NUM_THREADS is invalid and
+// configure_default_pool() did not set the size; does not create the default pool.
 void check_default_pool_environment();
 
 template <class F>
@@ -186,9 +212,10 @@ private:
 };
 
 // The pool used by crew::join, crew::spawn, task_group and the algorithms when called outside
-// every pool. Created on first use with default_concurrency() workers (at most max_threads), or
-// CREW_NUM_THREADS if set: a whole number from 1 to max_threads, surrounding whitespace ignored;
-// empty or blank means unset; anything else makes every call throw std::invalid_argument.
+// every pool. Created on first use with the options given to configure_default_pool(), if any;
+// its size is their `threads`, else CREW_NUM_THREADS if set: a whole number from 1 to
+// max_threads, surrounding whitespace ignored; empty or blank means unset; anything else makes
+// every call throw std::invalid_argument; else default_concurrency() (at most max_threads).
 //
 // It is never destroyed (as Rayon's global pool): static objects may use crew in their
 // destructors, and std::exit() may be called from a task. Process exit does not wait for it:
@@ -197,6 +224,10 @@ private:
 // it: a task_group's wait(), a future's get(), or join/run. After fork(), the child's first use
 // starts a fresh default pool; the parent's is abandoned there (never joined or freed).
 pool& default_pool();
+
+// The number of workers of the pool running the caller, else of the default pool (which this
+// creates, as any use does; Rayon's current_num_threads()).
+std::size_t current_pool_size();
 
 // The index of the worker running the caller in its pool (0 to size()-1), or -1 outside every
 // pool. Stable for the duration of a task; handy for per-worker scratch data.

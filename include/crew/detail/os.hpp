@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace crew::detail::os {
 
@@ -19,6 +20,12 @@ void futex_wake(const void* addr, int count) noexcept;
 // The number of CPUs this process may use: the affinity mask, capped by a cgroup (v1 or v2) CPU
 // quota, at least 1.
 unsigned usable_cpus() noexcept;
+
+// The CPUs of the process's affinity mask (its main thread's, as taskset sets it; the calling
+// thread's when that cannot be read), in increasing order; empty when neither can be read.
+std::vector<int> process_cpus();
+// Restrict the calling thread to `cpu`. Returns false (and changes nothing) when the system refuses.
+bool pin_current_thread(int cpu) noexcept;
 
 // A joinable OS thread with an explicit stack size.
 class thread {

@@ -20,6 +20,7 @@
 namespace crew::detail {
 
 using exception_handler = std::function<void(std::exception_ptr)>;
+using thread_hook = std::function<void(std::size_t)>;
 
 // How many fork()s separate this process from the one that started crew's first pool: bumped by
 // the child fork handler (src/pool.cpp). A pool created in an earlier generation belongs to an
@@ -32,6 +33,9 @@ struct registry_config {
     exception_handler on_unhandled_exception;  // empty: print to stderr
     std::size_t stack_size;
     std::string name;
+    thread_hook on_thread_start;  // empty: none
+    thread_hook on_thread_stop;   // empty: none
+    bool pin_threads = false;
 };
 
 class registry {
@@ -94,6 +98,7 @@ private:
     static void thread_entry(void* self) noexcept;
     void open_start_gate() noexcept;
     void shutdown() noexcept;
+    void run_hook(const thread_hook& hook, unsigned index, const char* source) noexcept;
 
     registry_config config_;
     const std::uint32_t generation_ = fork_generation();
@@ -106,6 +111,8 @@ private:
     std_atomics::atomic<bool> stopping_{false};
     std::vector<std::unique_ptr<worker>> workers_;
     std::vector<std::unique_ptr<os::thread>> threads_;
+    // With pin_threads: the CPUs worker i picks from (i modulo their number); empty otherwise.
+    std::vector<int> pin_cpus_;
 };
 
 }  // namespace crew::detail
