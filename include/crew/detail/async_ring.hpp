@@ -53,6 +53,11 @@
 //     a later one; a claim ordered before it started from (r, r) with a tail of at most r + Capacity
 //     and so takes at most [r, r + Capacity/2): the oldest half, which the owner does not move. If
 //     the CAS fails (a thief claimed first), the owner restores the tail and retries the push.
+//   * The lowered tail is visible to thieves even when the CAS fails. A thief that reads it sees a
+//     prefix of the live tasks (safe: the owner moves nothing on failure), or, when its real head
+//     is already past it (the owner had read a stale head), tail - real wraps above Capacity: the
+//     thief re-reads head and tail. (Found by the Relacy model ring_mix_cap4: without that check
+//     the thief claimed a wrapped range and took a task twice.)
 //
 // Index width (seed 002 / Tokio #5041): head_ returns to a value it held only after 2^32 pops or
 // claims. A thief preempted between its load of head_ and its claim CAS across exactly a multiple
@@ -199,6 +204,11 @@ public:
             // acquire: pairs with the owner's release store of tail_: slots [real, tail) visible.
             index tail = tail_.load(std::memory_order_acquire);
             n = static_cast<index>(tail - real);
+            if (n > capacity_) [[unlikely]] {  // a lowered tail below real: see "Overflow" above
+                Policy::pause();
+                head = head_.load(std::memory_order_acquire);  // acquire: as above
+                continue;
+            }
             if (n == 0) return {ring_steal::empty, nullptr, 0};
             n -= n / 2;
             if (n > half_) n = half_;
