@@ -86,6 +86,7 @@ private:
     }
 
     void owner() {
+        while (started_.load(std::memory_order_acquire) < 2) std::this_thread::yield();  // thieves at work
         for (long i = 0; i < n_; ++i) {
             push(0, &items_[static_cast<std::size_t>(i)]);
             if ((i & 7) == 0)
@@ -103,6 +104,7 @@ private:
     void thief(int self) {
         const int other = 3 - self;
         std::uint64_t round = 0;
+        started_.fetch_add(1, std::memory_order_release);
         while (!finished()) {
             ++round;
             auto s = rings_[(round & 3) == 0 ? other : 0]->steal_into(*rings_[self]);
@@ -125,6 +127,7 @@ private:
     std::atomic<long> taken_{0};
     std::atomic<long> overflows_{0};
     std::atomic<long> steals_{0};
+    std::atomic<int> started_{0};
     std::mutex injector_mutex_;
     std::deque<ring_item*> injector_;
 };
