@@ -31,6 +31,13 @@ const scenario correct_scenarios[scenario_count] = {
     parking_deque_scenario<bug::none>("parking_with_deques"),
     group_count_scenario<bug::none>("group_count_producer_waiter"),
     group_count_scenario<bug::none, true>("group_count_nested"),
+    ring_scenario<bug::none, ring_mix<0>>("ring_mix_cap4"),
+    ring_scenario<bug::none, ring_mix<0xfffffffeu>>("ring_mix_wrap_cap4"),
+    ring_scenario<bug::none, ring_wrap>("ring_wrap_cap4"),
+    ring_scenario<bug::none, ring_thief_room>("ring_thief_room_cap4"),
+    ring_scenario<bug::none, ring_drain>("ring_drain_cap4"),
+    task_state_scenario<bug::none, false>("task_state_wake_run_join"),
+    task_state_scenario<bug::none, true>("task_state_cancel_wake_run"),
 };
 
 namespace {
@@ -124,6 +131,6 @@ int main(int argc, char** argv) {
         return 2;
     }
     const std::string which = argv[2];
-    arm_watchdog(schedules, which == "all" ? scenario_count : mode == "teeth" ? 4 : 1);
+    arm_watchdog(schedules, which == "all" ? scenario_count : mode == "teeth" ? 5 : 1);
     return mode == "check" ? check(argv[2], schedules) : teeth(argv[2], schedules);
 }

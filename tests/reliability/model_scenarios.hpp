@@ -13,6 +13,10 @@
 //   and every worker asleep; Relacy reports that state as a deadlock.
 //   group count scenarios: a task group's final wait must follow every child's work, and no child
 //   may touch the group after it is destroyed (see group_count_model).
+//   ring scenarios (async_ring.hpp at capacity 4, owner + two stealers): every id taken exactly
+//   once, including the overflow sink; see ring_model.
+//   task state scenarios (task_state.hpp): one run at a time, the task completes once, its result
+//   and frame are freed exactly once; see task_state_model.
 #pragma once
 
 #include "reliability/relacy_policy.hpp"
@@ -409,6 +413,293 @@ struct group_count_model : rl::test_suite<group_count_model<Policy, Nested>, 4> 
 };
 
 // ---------------------------------------------------------------------------------------------
+// Coroutine run queue (crew/detail/async_ring.hpp) at capacity 4: thread 0 owns ring 0 (push with
+// overflow to a sink, pop); threads 1 and 2 own rings 1 and 2 and steal from ring 0 into them.
+// Each id carries an rl::var payload written before its push and read by whoever takes it, so the
+// publication is race-checked; every id must be taken exactly once, counting the sink and what
+// after() drains from the three rings. The scenarios start the indices at `first` (2^32 - 2 for
+// the wrap scenarios, so the 32-bit indices wrap within the run).
+
+template <class Policy, class Scenario>
+struct ring_model : rl::test_suite<ring_model<Policy, Scenario>, 3> {
+    using ring = crew::detail::async_ring<item, Policy, 4>;
+    static constexpr int max_ring_items = 12;
+    aligned_box<ring> rings[3] = {aligned_box<ring>(Scenario::first), aligned_box<ring>(Scenario::first),
+                                  aligned_box<ring>(Scenario::first)};
+    item items[max_ring_items];
+    int taken[max_ring_items] = {};
+    static constexpr int id_begin[3] = {0, 6, 9};  // ids 0..5: the owner's; 6..8, 9..11: the thieves'
+    static constexpr int id_end[3] = {6, 9, 12};
+    int next_id[3] = {0, 6, 9};
+    model_atomic<bool> published{false};
+
+    ring_model() {
+        for (int i = 0; i < max_ring_items; ++i) items[i].id = i;
+    }
+
+    // Ring `self`'s owner pushes its next id; an overflow "takes" what the sink receives.
+    void push(int self) {
+        RL_ASSERT(next_id[self] < id_end[self]);
+        item& it = items[next_id[self]++];
+        it.payload(RL_INFO) = payload_of(it.id);
+        rings[self]->push_back(&it, [&](item** batch, std::size_t n) {
+            RL_ASSERT(n == 1 || n == 3);  // the single task, or half of 4 plus the task: one call
+            for (std::size_t i = 0; i < n; ++i) take(batch[i]);
+        });
+    }
+    void pop(int self) {
+        if (item* it = rings[self]->pop()) take(it);
+    }
+    // Ring `self`'s owner steals from ring 0. Returns the status.
+    crew::detail::ring_steal steal(int self) {
+        crew::detail::ring_steal_result<item> r = rings[0]->steal_into(*rings[self]);
+        if (r.status == crew::detail::ring_steal::success) {
+            RL_ASSERT(r.count >= 1 && r.count <= 2);
+            take(r.task);
+        } else {
+            RL_ASSERT(r.task == nullptr && r.count == 0);
+        }
+        return r.status;
+    }
+    // Steal until ring 0 reports empty (after the owner published everything): "empty" must mean
+    // that nothing is left there (seed 002: a lost race reported as nothing strands tasks).
+    void drain(int self) {
+        while (!published.load(std::memory_order::acquire)) rl::yield(1, RL_INFO);
+        for (;;) {
+            crew::detail::ring_steal st = steal(self);
+            while (item* it = rings[self]->pop()) take(it);
+            if (st == crew::detail::ring_steal::empty) return;
+            if (st == crew::detail::ring_steal::busy) rl::yield(1, RL_INFO);
+        }
+    }
+    void take(item* it) {
+        RL_ASSERT(it != nullptr);
+        if (it == nullptr) return;
+        RL_ASSERT(it->payload(RL_INFO) == payload_of(it->id));
+        RL_ASSERT(taken[it->id] == 0);
+        ++taken[it->id];
+    }
+
+    void thread(unsigned index) {
+        if (index == 0)
+            Scenario::owner(*this);
+        else
+            Scenario::thief(*this, static_cast<int>(index));
+    }
+
+    void after() {
+        if constexpr (Scenario::drained_by_thieves) RL_ASSERT(rings[0]->size_hint() == 0);
+        for (int r = 0; r < 3; ++r)
+            while (item* it = rings[r]->pop()) take(it);
+        for (int r = 0; r < 3; ++r)
+            for (int i = id_begin[r]; i < next_id[r]; ++i) RL_ASSERT(taken[i] == 1);  // no id lost
+    }
+};
+
+// Push past capacity while two thieves steal: overflow of the newest half, or of the single task
+// during a steal, against claims and releases.
+template <std::uint32_t First>
+struct ring_mix {
+    static constexpr std::uint32_t first = First;
+    static constexpr bool drained_by_thieves = false;
+    template <class M>
+    static void owner(M& m) {
+        for (int i = 0; i < 5; ++i) m.push(0);
+        m.pop(0);
+        m.push(0);
+        m.pop(0);
+    }
+    template <class M>
+    static void thief(M& m, int self) {
+        m.steal(self);
+        m.pop(self);
+        m.steal(self);
+    }
+};
+
+// Wrap: the indices start 2 below 2^32; the owner pops before pushing across the wrap.
+struct ring_wrap {
+    static constexpr std::uint32_t first = 0xfffffffeu;
+    static constexpr bool drained_by_thieves = false;
+    template <class M>
+    static void owner(M& m) {
+        m.push(0);
+        m.push(0);
+        m.pop(0);
+        m.push(0);
+        m.push(0);
+        m.pop(0);
+        m.push(0);
+    }
+    template <class M>
+    static void thief(M& m, int self) {
+        m.steal(self);
+        m.steal(self);
+    }
+};
+
+// Thieves with work of their own: each pushes three tasks into its own ring first, so it must
+// not steal (no room) until it popped some.
+struct ring_thief_room {
+    static constexpr std::uint32_t first = 0;
+    static constexpr bool drained_by_thieves = false;
+    template <class M>
+    static void owner(M& m) {
+        for (int i = 0; i < 4; ++i) m.push(0);
+        m.pop(0);
+    }
+    template <class M>
+    static void thief(M& m, int self) {
+        for (int i = 0; i < 3; ++i) m.push(self);
+        m.steal(self);
+        m.pop(self);
+        m.steal(self);
+    }
+};
+
+// The owner publishes four tasks and pops one; the thieves steal until ring 0 says empty.
+struct ring_drain {
+    static constexpr std::uint32_t first = 0xfffffffdu;
+    static constexpr bool drained_by_thieves = true;
+    template <class M>
+    static void owner(M& m) {
+        for (int i = 0; i < 4; ++i) m.push(0);
+        m.published.store(true, std::memory_order::release);
+        m.pop(0);
+    }
+    template <class M>
+    static void thief(M& m, int self) {
+        m.drain(self);
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Task state word (crew/detail/task_state.hpp): one mock task, born queued. Threads 0 and 1 are
+// workers that run its queue entries (a locked count: the only task); thread 1 first sends the
+// message the task waits for (msg = 1, then a by-value wake). Thread 2 holds the join handle
+// (Cancel = false: waits through the waker slot or reads the result, then drops it) or cancels
+// the task first (Cancel = true) and then drops the handle. A run writes the frame (an rl::var:
+// two concurrent runs are a data race) and completes when it sees the message; after() runs the
+// entries left. Checked: the task completes exactly once (a lost wake leaves it unfinished), the
+// result is destroyed exactly once, the frame is freed exactly once and never touched after.
+
+template <class Policy, bool Cancel>
+struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
+    using state = crew::detail::task_state<Policy>;
+    aligned_box<state> st{std::uint64_t{Cancel ? 4u : 3u}};  // entry, handle, sender (, canceller)
+    model_mutex queue_lock;
+    int entries = 1;  // guarded by queue_lock
+    rl::var<int> frame;
+    rl::var<int> result;
+    model_atomic<int> msg{0};
+    model_atomic<int> joined{0};
+    int completed = 0, results_dropped = 0, freed = 0;  // ghosts (Relacy runs one fiber at a time)
+
+    task_state_model() {
+        frame(RL_INFO) = 0;
+        result(RL_INFO) = 0;
+    }
+
+    void alive() { RL_ASSERT(freed == 0); }
+    void free_frame() {
+        RL_ASSERT(freed == 0);
+        ++freed;
+    }
+    void submit() {
+        queue_lock.lock();
+        ++entries;
+        queue_lock.unlock();
+    }
+    bool take_entry() {
+        queue_lock.lock();
+        bool got = entries > 0;
+        if (got) --entries;
+        queue_lock.unlock();
+        return got;
+    }
+
+    void run() {
+        alive();
+        switch (st->transition_to_running()) {
+            case crew::detail::run_result::failed: return;
+            case crew::detail::run_result::dealloc: free_frame(); return;
+            case crew::detail::run_result::cancelled: complete(); return;
+            case crew::detail::run_result::success: break;
+        }
+        frame(RL_INFO) = frame(RL_INFO) + 1;  // never on two threads at once
+        if (msg.load(std::memory_order::acquire) == 1) return complete();
+        switch (st->transition_to_idle()) {
+            case crew::detail::idle_result::ok: return;
+            case crew::detail::idle_result::ok_notified: submit(); return;
+            case crew::detail::idle_result::ok_dealloc: free_frame(); return;
+            case crew::detail::idle_result::cancelled: complete(); return;
+        }
+    }
+    void complete() {
+        result(RL_INFO) = 1;
+        std::uint64_t snap = st->transition_to_complete();
+        ++completed;
+        if ((snap & state::join_interest) == 0) {
+            drop_result();
+        } else if ((snap & state::join_waker) != 0) {
+            joined.store(1, std::memory_order::release);
+            st->unset_waker_after_complete();
+        }
+        if (st->transition_to_terminal(1)) free_frame();
+    }
+    void drop_result() {
+        RL_ASSERT(result(RL_INFO) == 1);
+        ++results_dropped;
+    }
+    void wake_by_val() {
+        alive();
+        crew::detail::notify_result r = st->transition_to_notified_by_val();
+        if (r == crew::detail::notify_result::submit) submit();
+        if (r == crew::detail::notify_result::dealloc) free_frame();
+    }
+    void drop_handle() {
+        alive();
+        crew::detail::join_drop d = st->unset_join_interested();
+        if (d.drop_output) drop_result();
+        if (st->ref_dec()) free_frame();
+    }
+    void work(int attempts) {
+        for (int i = 0; i < attempts; ++i)
+            if (take_entry()) run();
+    }
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            work(3);
+        } else if (index == 1) {
+            msg.store(1, std::memory_order::release);
+            wake_by_val();
+            work(2);
+        } else if (Cancel) {
+            alive();
+            if (st->cancel() == crew::detail::notify_result::submit) submit();
+            if (st->ref_dec()) free_frame();  // the canceller's reference
+            drop_handle();
+        } else {
+            alive();
+            if (st->set_join_waker()) {
+                (void)joined.load(std::memory_order::acquire);  // may or may not be woken yet
+            } else {
+                RL_ASSERT(result(RL_INFO) == 1);  // COMPLETE seen (acquire): the result is visible
+            }
+            drop_handle();
+        }
+    }
+
+    void after() {
+        while (take_entry()) run();
+        RL_ASSERT(completed == 1);
+        RL_ASSERT(results_dropped == 1);
+        RL_ASSERT(freed == 1);
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
 // Running a scenario
 
 struct outcome {
@@ -476,9 +767,17 @@ template <bug Bug, bool Nested = false>
 constexpr scenario group_count_scenario(const char* name) {
     return {name, &simulate<group_count_model<relacy_atomics<Bug>, Nested>>};
 }
+template <bug Bug, class Scenario>
+constexpr scenario ring_scenario(const char* name) {
+    return {name, &simulate<ring_model<relacy_atomics<Bug>, Scenario>>};
+}
+template <bug Bug, bool Cancel>
+constexpr scenario task_state_scenario(const char* name) {
+    return {name, &simulate<task_state_model<relacy_atomics<Bug>, Cancel>>};
+}
 
 // The correct code: every scenario (model_check.cpp).
-inline constexpr int scenario_count = 10;
+inline constexpr int scenario_count = 17;
 extern const scenario correct_scenarios[scenario_count];
 
 // A bug and the scenarios that must catch it (model_teeth.cpp).
@@ -487,7 +786,7 @@ struct bug_entry {
     const scenario* scenarios;
     int count;
 };
-inline constexpr int bug_count = 8;
+inline constexpr int bug_count = 14;
 extern const bug_entry bugs[bug_count];
 
 }  // namespace crew_model

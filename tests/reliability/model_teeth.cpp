@@ -26,6 +26,19 @@ template <bug Bug>
 constexpr scenario group_teeth[] = {group_count_scenario<Bug>("group_count_producer_waiter"),
                                     group_count_scenario<Bug, true>("group_count_nested")};
 
+// The ring bugs: the scenario named first is the one meant for the bug; the others back it up.
+template <bug Bug>
+constexpr scenario ring_teeth[] = {
+    ring_scenario<Bug, ring_mix<0>>("ring_mix_cap4"),
+    ring_scenario<Bug, ring_wrap>("ring_wrap_cap4"),
+    ring_scenario<Bug, ring_thief_room>("ring_thief_room_cap4"),
+    ring_scenario<Bug, ring_drain>("ring_drain_cap4"),
+    ring_scenario<Bug, ring_mix<0xfffffffeu>>("ring_mix_wrap_cap4"),
+};
+template <bug Bug>
+constexpr scenario state_teeth[] = {task_state_scenario<Bug, false>("task_state_wake_run_join"),
+                                    task_state_scenario<Bug, true>("task_state_cancel_wake_run")};
+
 }  // namespace
 
 const bug_entry bugs[bug_count] = {
@@ -37,6 +50,12 @@ const bug_entry bugs[bug_count] = {
     {"no_park_fence", parking_teeth<bug::no_park_fence>, 2},
     {"park_without_recheck", parking_teeth<bug::park_without_recheck>, 2},
     {"group_lost_increment", group_teeth<bug::group_lost_increment>, 2},
+    {"ring_no_room_check", ring_teeth<bug::ring_no_room_check>, 5},
+    {"ring_lost_cas_is_empty", ring_teeth<bug::ring_lost_cas_is_empty>, 5},
+    {"ring_capacity_vs_real_head", ring_teeth<bug::ring_capacity_vs_real_head>, 5},
+    {"ring_wide_index_math", ring_teeth<bug::ring_wide_index_math>, 5},
+    {"ring_overflow_without_claim", ring_teeth<bug::ring_overflow_without_claim>, 5},
+    {"state_wake_running_no_notify", state_teeth<bug::state_wake_running_no_notify>, 2},
 };
 
 }  // namespace crew_model

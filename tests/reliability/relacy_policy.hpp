@@ -1,6 +1,6 @@
 // tests/reliability/relacy_policy.hpp -- crew's atomics policy backed by the Relacy model checker.
 //
-// crew's lock-free headers (chase_lev.hpp, parking.hpp, injector.hpp) are templates over an atomics
+// crew's lock-free headers (chase_lev.hpp, parking.hpp, injector.hpp, async_ring.hpp, task_state.hpp) are templates over an atomics
 // policy (see crew/detail/atomics.hpp). This file supplies `relacy_atomics<Bug>`: the same members,
 // backed by rl::atomic, rl::atomic_thread_fence, rl::mutex and Relacy's futex-style wait sets, so
 // the model checker runs the production code itself, not a copy. `Bug` re-introduces one known bug
@@ -16,11 +16,13 @@
 #include <cstdint>
 #include <memory>
 
+#include "crew/detail/async_ring.hpp"
 #include "crew/detail/atomics.hpp"
 #include "crew/detail/chase_lev.hpp"
 #include "crew/detail/group_count.hpp"
 #include "crew/detail/injector.hpp"
 #include "crew/detail/parking.hpp"
+#include "crew/detail/task_state.hpp"
 
 #include <relacy/relacy.hpp>
 
@@ -87,6 +89,15 @@ public:
     template <class U>
     T fetch_or(U v, std::memory_order o = std::memory_order::seq_cst) noexcept {
         return raw_.fetch_or(v, to_rl(o), RL_INFO);
+    }
+
+    template <class U>
+    T fetch_and(U v, std::memory_order o = std::memory_order::seq_cst) noexcept {
+        return raw_.fetch_and(v, to_rl(o), RL_INFO);
+    }
+    template <class U>
+    T fetch_xor(U v, std::memory_order o = std::memory_order::seq_cst) noexcept {
+        return raw_.fetch_xor(v, to_rl(o), RL_INFO);
     }
 
     rl::atomic<T>& raw() noexcept { return raw_; }

@@ -50,6 +50,12 @@ enum class bug : unsigned {
     no_park_fence,         // parking prepare_park(): no seq_cst fence between announcing and reading
     park_without_recheck,  // the worker-loop model parks without re-checking the queues
     group_lost_increment,  // group_count begin_wait(): retract with a plain store, not a CAS (the old reset)
+    ring_no_room_check,         // async_ring steal_into(): no check that the destination has room (seed 002)
+    ring_lost_cas_is_empty,     // async_ring steal_into(): a failed claim CAS reports "empty" (seed 002)
+    ring_capacity_vs_real_head, // async_ring push_back(): capacity checked against the real head, not the steal head
+    ring_wide_index_math,       // async_ring push_back(): tail - steal computed in 64 bits (wrong across the wrap)
+    ring_overflow_without_claim,// async_ring overflow: shrink the tail without the CAS on head that orders it
+    state_wake_running_no_notify,  // task_state: a wake while RUNNING does not set NOTIFIED (lost wake)
 };
 
 struct std_atomics {

@@ -1,0 +1,261 @@
+// crew/detail/task_state.hpp -- the one atomic word per coroutine task (issue 10's task state;
+// standalone, no scheduler code here).
+//
+// Reference design: Tokio's task state (tokio/src/runtime/task/state.rs), as described in
+// ../shared/docs/async-notes.md §4. The word:
+//   bit 0 RUNNING      a thread holds the licence to resume the frame (the lock around the frame
+//                      and its result slot)
+//   bit 1 COMPLETE     the coroutine finished (or was dropped as cancelled); never cleared, never
+//                      set together with RUNNING
+//   bit 2 NOTIFIED     a queue entry for the task exists (or, while RUNNING, a wake arrived and the
+//                      runner must re-queue it)
+//   bit 3 JOIN_INTEREST the join handle is alive
+//   bit 4 JOIN_WAKER   the join waker slot is filled and belongs to the runtime (see below)
+//   bit 5 CANCELLED    cancel() was called
+//   bits 6..63         the reference count (one unit = 64): queue entries + wakers holding the
+//                      task by value + the join handle + whatever the scheduler registers.
+// A new task is born queued: initial_refs references (by default 3: the first queue entry, the
+// join handle, the scheduler's registry) + JOIN_INTEREST + NOTIFIED.
+//
+// Ownership rules (what the callers must follow; each transition returns what to do):
+//   * A queue entry owns one reference and is the only licence to run: the thread that pops it
+//     calls transition_to_running(); success/cancelled give it RUNNING.
+//   * After a run: transition_to_idle(). ok_notified: a wake came during the run; the finished
+//     entry's reference becomes the new entry's: re-queue the task at the BACK of the ring (a
+//     yield). ok: the entry's reference was dropped. ok_dealloc: it was the last: free the frame.
+//     cancelled: drop the frame and complete as cancelled (RUNNING stays held until complete).
+//   * Complete: transition_to_complete() (RUNNING -> COMPLETE in one RMW), then act on its
+//     snapshot (no JOIN_INTEREST: destroy the result; JOIN_WAKER: wake the joiner, then
+//     unset_waker_after_complete()), then transition_to_terminal(n) for the n references the
+//     scheduler still holds (the entry that ran, the registry's); free the frame when it says last.
+//   * Wakers: by value (the waker owns a reference) or by reference (it does not). submit: the
+//     caller enqueues the task with the reference the transition provided. A wake while RUNNING
+//     only sets NOTIFIED (the runner re-queues); a wake of a queued or complete task does nothing.
+//   * Join waker slot: while JOIN_WAKER is clear the handle owns the slot. To install: write the
+//     waker, then set_join_waker() (fails once COMPLETE: read the result instead). To replace:
+//     unset_waker() (fails once COMPLETE), write, set_join_waker(). Only a COMPLETE task with
+//     JOIN_WAKER set may have its waker read by the runtime.
+//   * Dropping the handle: unset_join_interested() says whether the handle must destroy the result
+//     (the task is COMPLETE) and whether it owns the waker slot; then ref_dec().
+//
+// Guarantees (tests/detail/task_state_test.cpp, model task_state_* in tests/reliability):
+// never resumed on two threads at once (RUNNING is taken only by the holder of a queue entry, and
+// no entry exists while RUNNING: a wake then only sets NOTIFIED); a wake during a run re-queues
+// after the run (transition_to_idle sees NOTIFIED); a wake after completion is a no-op; N wakes
+// before a run give one run (only the first sets NOTIFIED); the frame is freed exactly once (the
+// reference count reaches zero once, and only the RMW that takes it there reports `last`).
+//
+// Orderings. Every transition is one RMW (a CAS loop acq_rel on success, acquire on failure; or a
+// fetch_*), so all transitions are totally ordered in the word's modification order, and since
+// every write is an RMW each release sequence runs through all later transitions (C++20's rule).
+//   * acq_rel transitions: release publishes what the caller did before (the frame's writes before
+//     transition_to_idle/complete, the waker slot before set_join_waker); acquire pairs with the
+//     release of the transition that made the state it acts on (the runner that starts after a
+//     wake sees the waker's writes; the handle that reads the result after COMPLETE sees it).
+//   * ref_inc: relaxed, as std::shared_ptr: the caller already holds a reference, so the count is
+//     above zero and no one can free concurrently; nothing is published.
+//   * ref_dec / transition_to_terminal: acq_rel: release so every holder's last uses happen before
+//     the free; acquire so the thread that frees sees all of them (partner: each other's releases).
+#pragma once
+
+#include <cstdint>
+
+#include "crew/detail/atomics.hpp"
+
+namespace crew::detail {
+
+enum class run_result : std::uint8_t { success, cancelled, failed, dealloc };
+enum class idle_result : std::uint8_t { ok, ok_notified, ok_dealloc, cancelled };
+enum class notify_result : std::uint8_t { do_nothing, submit, dealloc };
+
+// What unset_join_interested() leaves to the handle.
+struct join_drop {
+    bool drop_output;  // the task is COMPLETE: the handle destroys the result
+    bool drop_waker;   // the handle owns the waker slot: it destroys whatever waker it stored
+};
+
+template <class Policy = std_atomics>
+class task_state {
+public:
+    static constexpr std::uint64_t running = 1;
+    static constexpr std::uint64_t complete = 2;
+    static constexpr std::uint64_t notified = 4;
+    static constexpr std::uint64_t join_interest = 8;
+    static constexpr std::uint64_t join_waker = 16;
+    static constexpr std::uint64_t cancelled = 32;
+    static constexpr std::uint64_t ref_one = 64;
+    static constexpr std::uint64_t flag_mask = ref_one - 1;
+    static constexpr std::uint64_t default_refs = 3;
+
+    explicit task_state(std::uint64_t initial_refs = default_refs) noexcept
+        : word_(initial_refs * ref_one | join_interest | notified) {}
+    task_state(const task_state&) = delete;
+    task_state& operator=(const task_state&) = delete;
+
+    // A snapshot (acquire: pairs with the last transition's release). Tests and assertions.
+    std::uint64_t load() const noexcept { return word_.load(std::memory_order_acquire); }
+    static constexpr std::uint64_t refs(std::uint64_t s) noexcept { return s / ref_one; }
+
+    // A worker popped a queue entry (which holds one reference).
+    run_result transition_to_running() noexcept {
+        std::uint64_t s = word_.load(std::memory_order_acquire);
+        for (;;) {
+            std::uint64_t next = s;
+            run_result r;
+            if ((s & (running | complete)) != 0) {  // a stale entry: drop its reference only
+                next -= ref_one;
+                r = refs(next) == 0 ? run_result::dealloc : run_result::failed;
+            } else {
+                next = (next | running) & ~notified;  // clearing NOTIFIED now catches wakes during the run
+                r = (s & cancelled) != 0 ? run_result::cancelled : run_result::success;
+            }
+            if (cas(s, next)) return r;
+        }
+    }
+
+    // The runner's coroutine suspended (RUNNING held).
+    idle_result transition_to_idle() noexcept {
+        std::uint64_t s = word_.load(std::memory_order_acquire);
+        for (;;) {
+            if ((s & cancelled) != 0) return idle_result::cancelled;  // keep RUNNING: drop and complete
+            std::uint64_t next = s & ~running;
+            idle_result r = idle_result::ok_notified;  // the entry's reference goes to the new entry
+            if ((s & notified) == 0) {
+                next -= ref_one;
+                r = refs(next) == 0 ? idle_result::ok_dealloc : idle_result::ok;
+            }
+            if (cas(s, next)) return r;
+        }
+    }
+
+    // A waker that owns a reference wakes the task (and gives its reference up).
+    notify_result transition_to_notified_by_val() noexcept {
+        std::uint64_t s = word_.load(std::memory_order_acquire);
+        for (;;) {
+            std::uint64_t next = s;
+            notify_result r = notify_result::do_nothing;
+            if ((s & running) != 0) {
+                if constexpr (Policy::injected_bug != bug::state_wake_running_no_notify) next |= notified;
+                next -= ref_one;  // the runner holds one, so this is never the last
+            } else if ((s & (notified | complete)) == 0) {
+                next |= notified;  // our reference becomes the queue entry's
+                r = notify_result::submit;
+            } else {
+                next -= ref_one;
+                if (refs(next) == 0) r = notify_result::dealloc;
+            }
+            if (cas(s, next)) return r;
+        }
+    }
+
+    // A waker that does not own a reference wakes the task; submit comes with a new reference.
+    notify_result transition_to_notified_by_ref() noexcept {
+        std::uint64_t s = word_.load(std::memory_order_acquire);
+        for (;;) {
+            std::uint64_t next = s;
+            notify_result r = notify_result::do_nothing;
+            if ((s & (notified | complete)) != 0) return r;  // queued already, or done: nothing to do
+            if ((s & running) != 0) {
+                if constexpr (Policy::injected_bug != bug::state_wake_running_no_notify) next |= notified;
+            } else {
+                next = (next | notified) + ref_one;
+                r = notify_result::submit;
+            }
+            if (next == s || cas(s, next)) return r;
+        }
+    }
+
+    // cancel (any thread). submit: the task was idle and not queued; enqueue it (with the new
+    // reference) so a worker drops it on its own thread. Cancelling a cancelled or complete task
+    // does nothing; a running one sees it at transition_to_idle().
+    notify_result cancel() noexcept {
+        std::uint64_t s = word_.load(std::memory_order_acquire);
+        for (;;) {
+            if ((s & (cancelled | complete)) != 0) return notify_result::do_nothing;
+            std::uint64_t next = s | cancelled;
+            notify_result r = notify_result::do_nothing;
+            if ((s & running) != 0) {
+                next |= notified;
+            } else if ((s & notified) == 0) {
+                next = (next | notified) + ref_one;
+                r = notify_result::submit;
+            }
+            if (cas(s, next)) return r;
+        }
+    }
+
+    // Shutdown (the pool is going away): claim an idle task to drop its frame on this thread.
+    // True: RUNNING taken (and CANCELLED set); complete it as cancelled. False: it is running or
+    // complete; only CANCELLED was set, the runner drops it.
+    bool transition_to_shutdown() noexcept {
+        std::uint64_t s = word_.load(std::memory_order_acquire);
+        for (;;) {
+            bool claim = (s & (running | complete)) == 0;
+            std::uint64_t next = s | cancelled | (claim ? running : 0);
+            if (cas(s, next)) return claim;
+        }
+    }
+
+    // RUNNING -> COMPLETE in one RMW. Returns the new state: the caller looks at JOIN_INTEREST and
+    // JOIN_WAKER (see the header). acq_rel: release publishes the result to the handle's acquire.
+    std::uint64_t transition_to_complete() noexcept {
+        return word_.fetch_xor(running | complete, std::memory_order_acq_rel) ^ (running | complete);
+    }
+
+    // After complete: drop the `count` references the scheduler still holds. True: free the frame.
+    bool transition_to_terminal(std::uint64_t count) noexcept {
+        return refs(word_.fetch_sub(count * ref_one, std::memory_order_acq_rel)) == count;
+    }
+
+    // relaxed: the caller holds a reference (see the header).
+    void ref_inc() noexcept { word_.fetch_add(ref_one, std::memory_order_relaxed); }
+    // True: that was the last reference; free the frame.
+    bool ref_dec() noexcept { return refs(word_.fetch_sub(ref_one, std::memory_order_acq_rel)) == 1; }
+
+    // The join handle is dropped (it holds JOIN_INTEREST). Clears JOIN_INTEREST, and JOIN_WAKER
+    // unless COMPLETE (then the runtime may be reading the waker: it keeps the slot).
+    join_drop unset_join_interested() noexcept {
+        std::uint64_t s = word_.load(std::memory_order_acquire);
+        for (;;) {
+            std::uint64_t next = s & ~join_interest;
+            if ((s & complete) == 0) next &= ~join_waker;
+            if (cas(s, next)) return {(s & complete) != 0, (next & join_waker) == 0};
+        }
+    }
+
+    // The handle wrote its waker into the slot; hand the slot to the runtime. False: the task
+    // completed first (the handle keeps the slot and reads the result).
+    bool set_join_waker() noexcept {
+        std::uint64_t s = word_.load(std::memory_order_acquire);
+        for (;;) {
+            if ((s & complete) != 0) return false;
+            if (cas(s, s | join_waker)) return true;
+        }
+    }
+
+    // The handle takes the slot back to replace the waker. False: the task completed first.
+    bool unset_waker() noexcept {
+        std::uint64_t s = word_.load(std::memory_order_acquire);
+        for (;;) {
+            if ((s & complete) != 0) return false;
+            if (cas(s, s & ~join_waker)) return true;
+        }
+    }
+
+    // The runtime woke the joiner after completion and gives the slot back. Returns the new state:
+    // without JOIN_INTEREST the handle is gone and the runtime destroys the waker.
+    std::uint64_t unset_waker_after_complete() noexcept {
+        return word_.fetch_and(~join_waker, std::memory_order_acq_rel) & ~join_waker;
+    }
+
+private:
+    // acq_rel on success, acquire on failure (see the header); reloads `s` on failure.
+    bool cas(std::uint64_t& s, std::uint64_t next) noexcept {
+        return word_.compare_exchange_weak(s, next, std::memory_order_acq_rel, std::memory_order_acquire);
+    }
+
+    // The word: RMW only, by every party (runner, wakers, handle, cancel, shutdown).
+    typename Policy::template atomic<std::uint64_t> word_;
+};
+
+}  // namespace crew::detail

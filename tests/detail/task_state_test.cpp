@@ -1,0 +1,213 @@
+// The task state word (crew/detail/task_state.hpp) on its own: every transition single-threaded,
+// then each race of ../shared/docs/async-notes.md §3.3 as a multi-threaded stress test on a mock
+// task run by a small mock runtime (a locked queue and 1, 2, 4 or 8 worker threads). Frames are
+// real heap objects freed with delete, so ASan reports a use after free or a double free; TSan
+// checks that the frame and result slot are handed over with happens-before.
+#include <crew/detail/task_state.hpp>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "support/watchdog.hpp"
+
+namespace {
+
+using crew::detail::idle_result;
+using crew::detail::notify_result;
+using crew::detail::run_result;
+using state = crew::detail::task_state<>;
+
+std::uint64_t refs(const state& s) { return state::refs(s.load()); }
+bool has(const state& s, std::uint64_t bit) { return (s.load() & bit) != 0; }
+
+// ---------------------------------------------------------------------------------------------
+// Every transition, single-threaded
+
+TEST(task_state, a_new_task_is_born_queued) {
+    state s;
+    EXPECT_EQ(refs(s), 3u);
+    EXPECT_TRUE(has(s, state::notified));
+    EXPECT_TRUE(has(s, state::join_interest));
+    EXPECT_FALSE(has(s, state::running | state::complete | state::cancelled | state::join_waker));
+}
+
+TEST(task_state, run_then_idle_drops_the_entry_reference) {
+    state s;
+    EXPECT_EQ(s.transition_to_running(), run_result::success);
+    EXPECT_TRUE(has(s, state::running));
+    EXPECT_FALSE(has(s, state::notified));
+    EXPECT_EQ(s.transition_to_idle(), idle_result::ok);
+    EXPECT_FALSE(has(s, state::running));
+    EXPECT_EQ(refs(s), 2u);
+}
+
+TEST(task_state, a_wake_during_a_run_requeues_after_it) {
+    state s;
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    EXPECT_EQ(s.transition_to_notified_by_ref(), notify_result::do_nothing);  // never queued while running
+    EXPECT_EQ(s.transition_to_notified_by_ref(), notify_result::do_nothing);
+    EXPECT_EQ(refs(s), 3u);
+    EXPECT_EQ(s.transition_to_idle(), idle_result::ok_notified);  // the entry's reference carries over
+    EXPECT_EQ(refs(s), 3u);
+    EXPECT_TRUE(has(s, state::notified));
+    EXPECT_EQ(s.transition_to_running(), run_result::success);
+}
+
+TEST(task_state, by_value_wake_while_running_gives_its_reference_up) {
+    state s(4);  // + one waker
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    EXPECT_EQ(s.transition_to_notified_by_val(), notify_result::do_nothing);
+    EXPECT_EQ(refs(s), 3u);
+    EXPECT_EQ(s.transition_to_idle(), idle_result::ok_notified);
+}
+
+TEST(task_state, n_wakes_before_a_run_give_one_entry) {
+    state s(5);  // + two by-value wakers
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    ASSERT_EQ(s.transition_to_idle(), idle_result::ok);  // idle, not queued, 4 refs
+    EXPECT_EQ(s.transition_to_notified_by_ref(), notify_result::submit);  // +1 for the entry
+    EXPECT_EQ(refs(s), 5u);
+    EXPECT_EQ(s.transition_to_notified_by_ref(), notify_result::do_nothing);
+    EXPECT_EQ(s.transition_to_notified_by_val(), notify_result::do_nothing);  // drops its own
+    EXPECT_EQ(refs(s), 4u);
+    EXPECT_EQ(s.transition_to_running(), run_result::success);
+    EXPECT_EQ(s.transition_to_idle(), idle_result::ok);
+    EXPECT_EQ(s.transition_to_notified_by_val(), notify_result::submit);  // its reference is the entry's
+    EXPECT_EQ(refs(s), 3u);
+}
+
+TEST(task_state, complete_then_wakes_are_no_ops_and_the_last_reference_frees) {
+    state s(4);  // entry, handle, registry, one waker
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    std::uint64_t snap = s.transition_to_complete();
+    EXPECT_TRUE((snap & state::complete) != 0);
+    EXPECT_FALSE((snap & state::running) != 0);
+    EXPECT_TRUE((snap & state::join_interest) != 0);
+    EXPECT_FALSE(s.transition_to_terminal(2));  // the entry and the registry
+    EXPECT_EQ(s.transition_to_notified_by_ref(), notify_result::do_nothing);
+    EXPECT_EQ(s.cancel(), notify_result::do_nothing);  // cancelling a finished task: no-op
+    EXPECT_EQ(s.transition_to_notified_by_val(), notify_result::do_nothing);  // 1 ref (handle) left
+    auto d = s.unset_join_interested();
+    EXPECT_TRUE(d.drop_output);
+    EXPECT_TRUE(d.drop_waker);
+    EXPECT_TRUE(s.ref_dec());
+}
+
+TEST(task_state, the_last_by_value_wake_after_completion_frees) {
+    state s(2);  // entry + one waker, no handle left
+    ASSERT_EQ(s.unset_join_interested().drop_output, false);
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    std::uint64_t snap = s.transition_to_complete();
+    EXPECT_FALSE((snap & state::join_interest) != 0);  // the runtime destroys the result
+    EXPECT_FALSE(s.transition_to_terminal(1));
+    EXPECT_EQ(s.transition_to_notified_by_val(), notify_result::dealloc);
+}
+
+TEST(task_state, a_stale_entry_only_drops_its_reference) {
+    state s(4);
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    EXPECT_EQ(s.transition_to_running(), run_result::failed);  // running elsewhere
+    EXPECT_EQ(refs(s), 3u);
+    s.transition_to_complete();
+    EXPECT_EQ(s.transition_to_running(), run_result::failed);  // complete
+    EXPECT_EQ(refs(s), 2u);
+    EXPECT_FALSE(s.transition_to_terminal(1));
+    EXPECT_EQ(s.transition_to_running(), run_result::dealloc);
+}
+
+TEST(task_state, cancel_an_idle_task_queues_it_to_be_dropped) {
+    state s;
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    ASSERT_EQ(s.transition_to_idle(), idle_result::ok);
+    EXPECT_EQ(s.cancel(), notify_result::submit);
+    EXPECT_EQ(refs(s), 3u);
+    EXPECT_EQ(s.cancel(), notify_result::do_nothing);
+    EXPECT_EQ(s.transition_to_notified_by_ref(), notify_result::do_nothing);  // queued already
+    EXPECT_EQ(s.transition_to_running(), run_result::cancelled);
+    EXPECT_TRUE(has(s, state::running));
+    s.transition_to_complete();
+    EXPECT_TRUE(has(s, state::cancelled | state::complete));
+}
+
+TEST(task_state, cancel_a_queued_task_and_a_running_one) {
+    state queued;
+    EXPECT_EQ(queued.cancel(), notify_result::do_nothing);  // the existing entry will drop it
+    EXPECT_EQ(queued.transition_to_running(), run_result::cancelled);
+
+    state running;
+    ASSERT_EQ(running.transition_to_running(), run_result::success);
+    EXPECT_EQ(running.cancel(), notify_result::do_nothing);       // never interrupts the run
+    EXPECT_EQ(running.transition_to_idle(), idle_result::cancelled);  // seen at the suspension
+    EXPECT_TRUE(has(running, state::running));
+}
+
+TEST(task_state, join_waker_slot_handover) {
+    state s;
+    EXPECT_TRUE(s.set_join_waker());
+    EXPECT_TRUE(has(s, state::join_waker));
+    EXPECT_TRUE(s.unset_waker());  // take the slot back to replace the waker
+    EXPECT_TRUE(s.set_join_waker());
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    std::uint64_t snap = s.transition_to_complete();
+    EXPECT_TRUE((snap & state::join_waker) != 0);  // the runtime wakes the joiner
+    EXPECT_FALSE(s.unset_waker());                  // too late: read the result
+    EXPECT_FALSE(s.set_join_waker());
+    std::uint64_t after = s.unset_waker_after_complete();
+    EXPECT_TRUE((after & state::join_interest) != 0);  // the handle is alive: it keeps the waker
+    auto d = s.unset_join_interested();
+    EXPECT_TRUE(d.drop_output);
+    EXPECT_TRUE(d.drop_waker);
+}
+
+TEST(task_state, a_handle_dropped_before_completion_owns_its_waker_and_no_result) {
+    state s;
+    ASSERT_TRUE(s.set_join_waker());
+    auto d = s.unset_join_interested();
+    EXPECT_FALSE(d.drop_output);
+    EXPECT_TRUE(d.drop_waker);
+    EXPECT_FALSE(has(s, state::join_waker | state::join_interest));
+}
+
+TEST(task_state, a_handle_dropped_while_the_runtime_holds_the_waker_leaves_it_there) {
+    state s;
+    ASSERT_TRUE(s.set_join_waker());
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    s.transition_to_complete();
+    auto d = s.unset_join_interested();
+    EXPECT_TRUE(d.drop_output);
+    EXPECT_FALSE(d.drop_waker);  // the runtime is reading it
+    std::uint64_t after = s.unset_waker_after_complete();
+    EXPECT_FALSE((after & state::join_interest) != 0);  // so the runtime destroys it
+}
+
+TEST(task_state, shutdown_claims_only_idle_tasks) {
+    state idle;
+    EXPECT_TRUE(idle.transition_to_shutdown());  // queued counts as idle: the entry goes stale
+    EXPECT_TRUE(has(idle, state::running | state::cancelled));
+    EXPECT_EQ(idle.transition_to_running(), run_result::failed);
+
+    state busy;
+    ASSERT_EQ(busy.transition_to_running(), run_result::success);
+    EXPECT_FALSE(busy.transition_to_shutdown());
+    EXPECT_EQ(busy.transition_to_idle(), idle_result::cancelled);
+}
+
+TEST(task_state, reference_count_lives_in_the_high_bits) {
+    state s(1000);
+    for (int i = 0; i < 1000; ++i) s.ref_inc();
+    EXPECT_EQ(refs(s), 2000u);
+    for (int i = 0; i < 1999; ++i) ASSERT_FALSE(s.ref_dec());
+    EXPECT_TRUE(has(s, state::notified | state::join_interest));  // flags untouched
+    EXPECT_TRUE(s.ref_dec());
+}
+
+}  // namespace
+
+#include "detail/task_state_stress.hpp"
