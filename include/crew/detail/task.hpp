@@ -6,6 +6,7 @@
 // header, so the deque, the injector and the worker loop handle all of them alike.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <exception>
 #include <functional>
@@ -22,6 +23,37 @@ struct task {
     execute_fn execute;     // set by the creator; read by whichever thread runs the task
     task* next = nullptr;   // written by the injector (under its lock) while the task is queued there
 };
+
+// The cancellation state of one task group (crew/task_group.hpp). `canceled` is the one flag a
+// child reads before it starts; cancel() sets it on the group and on every group nested in it, so
+// no reader ever walks a chain. The links form the nesting tree (a group created while a child of
+// another group runs on the creating thread is nested in that group); they are changed only under
+// one global mutex in src/task_group.cpp, on the cold paths (creating or destroying a nested
+// group, cancel(), wait() of a nested group).
+struct cancel_context {
+    std::atomic<bool> canceled{false};
+    // Set (under the mutex) once this context gained a parent or a child: only then do the cold
+    // paths need the mutex. Never cleared.
+    std::atomic<bool> nested{false};
+    cancel_context* parent = nullptr;       // guarded by the mutex
+    cancel_context* first_child = nullptr;  // guarded by the mutex
+    cancel_context* next = nullptr;         // sibling links in parent->first_child's list
+    cancel_context* prev = nullptr;
+};
+
+// The context of the task group whose child is running on this thread (innermost), else nullptr.
+// Set around each group child; a worker clears it around unrelated work it runs while waiting.
+inline constinit thread_local cancel_context* current_context = nullptr;
+
+// Is the task running on this thread a child of a canceled task group (directly, or through an
+// enclosing group)? One TLS read and one relaxed load: the flag carries no data (what a canceled
+// child must not miss is ordered by the group's count), and a reader that misses a concurrent
+// cancel() only runs as if it had checked a moment earlier. The parallel algorithms call it at
+// each leaf and split.
+inline bool cancellation_requested() noexcept {
+    const cancel_context* c = current_context;
+    return c != nullptr && c->canceled.load(std::memory_order_relaxed);
+}
 
 // A per-thread free list of fixed-size blocks for tasks. Blocks come from ::operator new, so a
 // block allocated on one worker may be returned to another worker's cache (or to the heap). The
