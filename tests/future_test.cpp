@@ -168,8 +168,8 @@ TEST_P(future_suite, submit_binds_arguments_as_std_async) {
     // Arguments are copied at submit(): later changes to the caller's variable do not show.
     std::string text = "before";
     crew::future<std::size_t> length;
+    gate g;  // outlives the task
     {
-        gate g;
         length = pool().submit(
             [&g](const std::string& s) {
                 g.pass();

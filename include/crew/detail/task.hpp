@@ -43,7 +43,8 @@ struct cancel_context {
 
 // The context of the task group whose child is running on this thread (innermost), else nullptr.
 // Set around each group child; a worker clears it around unrelated work it runs while waiting.
-inline constinit thread_local cancel_context* current_context = nullptr;
+// initial-exec: one %fs-relative load (as current_worker), since algorithms read it at every leaf.
+inline constinit thread_local cancel_context* current_context __attribute__((tls_model("initial-exec"))) = nullptr;
 
 // Is the task running on this thread a child of a canceled task group (directly, or through an
 // enclosing group)? One TLS read and one relaxed load: the flag carries no data (what a canceled
