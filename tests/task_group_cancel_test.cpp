@@ -37,6 +37,28 @@ TEST(is_canceling, is_false_outside_every_group_and_in_plain_tasks) {
     EXPECT_FALSE(p.submit([] { return crew::is_canceling(); }).get());
 }
 
+// What join would do for a stolen half: carry the child's context to the thread running it.
+TEST(is_canceling, context_scope_carries_a_childs_context_to_another_thread) {
+    crew::pool p(1);
+    crew::task_group g(p);
+    bool inside = false, after = true;
+    g.run([&] {
+        crew::detail::cancel_context* c = crew::detail::current_context;
+        g.cancel();
+        std::thread other([&] {
+            {
+                crew::detail::context_scope scope(c);
+                inside = crew::is_canceling();
+            }
+            after = crew::is_canceling();
+        });
+        other.join();
+    });
+    EXPECT_EQ(g.wait(), crew::task_group_status::canceled);
+    EXPECT_TRUE(inside);
+    EXPECT_FALSE(after);
+}
+
 TEST_P(task_group_cancel, canceled_before_children_start_none_runs_and_wait_says_canceled) {
     crew_test::watchdog dog(60s);
     crew::task_group g(pool());

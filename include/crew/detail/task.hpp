@@ -46,6 +46,21 @@ struct cancel_context {
 // initial-exec: one %fs-relative load (as current_worker), since algorithms read it at every leaf.
 inline constinit thread_local cancel_context* current_context __attribute__((tls_model("initial-exec"))) = nullptr;
 
+// Runs a piece of work stolen from a group child (a join half, an algorithm leaf) under that
+// child's context, so is_canceling() and nesting see the group there too: capture current_context
+// where the job is made (the group child waits for the job, so the group outlives it), and hold a
+// context_scope around running it.
+class context_scope {
+public:
+    explicit context_scope(cancel_context* c) noexcept : saved_(current_context) { current_context = c; }
+    ~context_scope() { current_context = saved_; }
+    context_scope(const context_scope&) = delete;
+    context_scope& operator=(const context_scope&) = delete;
+
+private:
+    cancel_context* saved_;
+};
+
 // Is the task running on this thread a child of a canceled task group (directly, or through an
 // enclosing group)? One TLS read and one relaxed load: the flag carries no data (what a canceled
 // child must not miss is ordered by the group's count), and a reader that misses a concurrent
