@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,6 +18,14 @@ namespace crew::detail::os {
 
 void futex_wait(const void* addr, std::uint32_t expected) noexcept {
     syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+
+void futex_wait_for(const void* addr, std::uint32_t expected, std::int64_t timeout_ns) noexcept {
+    if (timeout_ns <= 0) return;
+    timespec relative{};
+    relative.tv_sec = static_cast<time_t>(timeout_ns / 1'000'000'000);
+    relative.tv_nsec = static_cast<long>(timeout_ns % 1'000'000'000);
+    syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, &relative, nullptr, 0);
 }
 
 void futex_wake(const void* addr, int count) noexcept {

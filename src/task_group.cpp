@@ -4,13 +4,81 @@
 
 #include <cstdio>
 #include <exception>
+#include <mutex>
 #include <utility>
 
 namespace crew {
 
 namespace {
 constexpr const char* uncollected_source = "a task_group child whose exception was never collected by wait()";
+
+// Guards every cancel_context's links (parent, first_child, next, prev) and orders cancel()
+// against nesting: cancel() sets the flag before taking it, nest_cold() reads the parent's flag
+// after linking under it, so a group nested concurrently with cancel() is either found by
+// cancel()'s walk or sees the flag. Only groups that were ever nested take it (plus cancel()).
+constinit std::mutex nesting_mutex;
+
+void cancel_below_locked(detail::cancel_context& c) noexcept {
+    for (detail::cancel_context* k = c.first_child; k != nullptr; k = k->next) {
+        k->canceled.store(true, std::memory_order_relaxed);  // relaxed: no data (see cancellation_requested)
+        cancel_below_locked(*k);
+    }
+}
+
+// Takes c out of the tree: out of its parent's list, and its children become roots.
+void unlink_locked(detail::cancel_context& c) noexcept {
+    if (c.parent != nullptr) {
+        if (c.prev != nullptr) c.prev->next = c.next;
+        else c.parent->first_child = c.next;
+        if (c.next != nullptr) c.next->prev = c.prev;
+    }
+    for (detail::cancel_context* k = c.first_child; k != nullptr;) {
+        detail::cancel_context* following = k->next;
+        k->parent = k->next = k->prev = nullptr;
+        k = following;
+    }
+    c.parent = c.next = c.prev = c.first_child = nullptr;
+}
 }  // namespace
+
+// Constructed while a child of another group runs on this thread: nest under that group, and start
+// canceled when it is.
+void task_group::nest_cold() {
+    detail::cancel_context& outer = *detail::current_context;
+    std::lock_guard lock(nesting_mutex);
+    ctx_.parent = &outer;
+    ctx_.next = outer.first_child;
+    if (ctx_.next != nullptr) ctx_.next->prev = &ctx_;
+    outer.first_child = &ctx_;
+    // release: pairs with the acquire loads of `nested` in ~task_group and finish_wait() (which may
+    // run on another thread, after a wait that acquired the child that ran this constructor).
+    ctx_.nested.store(true, std::memory_order_release);
+    outer.nested.store(true, std::memory_order_release);
+    // relaxed: under the mutex, after cancel()'s store of the flag when cancel() locked first.
+    if (outer.canceled.load(std::memory_order_relaxed)) ctx_.canceled.store(true, std::memory_order_relaxed);
+}
+
+void task_group::cancel() noexcept {
+    // relaxed: the flag carries no data; the mutex below orders it against nest_cold().
+    ctx_.canceled.store(true, std::memory_order_relaxed);
+    std::lock_guard lock(nesting_mutex);
+    cancel_below_locked(ctx_);
+}
+
+// After the children finished: take the cancellation state and reset it (to the enclosing group's,
+// for a nested group).
+task_group_status task_group::finish_wait() noexcept {
+    const bool was_canceled = ctx_.canceled.load(std::memory_order_relaxed);
+    // acquire: pairs with nest_cold()'s release store (ours, or a child's nesting a group here).
+    if (!ctx_.nested.load(std::memory_order_acquire)) {
+        ctx_.canceled.store(false, std::memory_order_relaxed);
+    } else {
+        std::lock_guard lock(nesting_mutex);
+        const bool inherited = ctx_.parent != nullptr && ctx_.parent->canceled.load(std::memory_order_relaxed);
+        ctx_.canceled.store(inherited, std::memory_order_relaxed);
+    }
+    return was_canceled ? task_group_status::canceled : task_group_status::complete;
+}
 
 task_group::~task_group() {
     try {
@@ -20,6 +88,10 @@ task_group::~task_group() {
         // hold pointers to *this, so there is no safe way on (as a pool destroyed by its own task).
         std::fprintf(stderr, "crew: a task_group was destroyed while in use: %s\n", e.what());
         std::terminate();
+    }
+    if (ctx_.nested.load(std::memory_order_acquire)) {  // acquire: as in finish_wait()
+        std::lock_guard lock(nesting_mutex);
+        unlink_locked(ctx_);
     }
     // acquire: pairs with record()'s release store of error_ready (ordered before that child's
     // finish, which wait_for_children() acquired).
@@ -60,8 +132,9 @@ void task_group::check_not_below_own_task() const {
     }
 }
 
-void task_group::wait() {
+task_group_status task_group::wait() {
     wait_for_children();
+    const task_group_status status = finish_wait();
     // acquire: pairs with record()'s release store of error_ready. A child still storing (it was
     // added concurrently with this wait) is left for the next wait().
     if (failed_.load(std::memory_order_acquire) == error_ready) {
@@ -71,6 +144,7 @@ void task_group::wait() {
         failed_.store(no_error, std::memory_order_release);
         std::rethrow_exception(e);
     }
+    return status;
 }
 
 void task_group::record(std::exception_ptr e) noexcept {
@@ -84,6 +158,7 @@ void task_group::record(std::exception_ptr e) noexcept {
     error_pool_ = w != nullptr ? &w->owner() : pool_ != nullptr ? pool_ : &detail::current_registry();
     // release: publishes error_ and error_pool_ to wait()'s and the destructor's acquire load.
     failed_.store(error_ready, std::memory_order_release);
+    cancel();  // as oneTBB: the first exception cancels the group; children not started are dropped
 }
 
 }  // namespace crew

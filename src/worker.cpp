@@ -3,6 +3,8 @@
 
 #include "crew/detail/registry.hpp"
 
+#include <utility>
+
 namespace crew::detail {
 
 constinit thread_local worker* current_worker = nullptr;
@@ -101,7 +103,10 @@ void worker::run_helped(task* t, bool related) {
     floor_ = deque_.owner_bottom();
     help_depth_ += related ? 0 : 1;
     ++helped_nesting_;
+    // Unrelated work does not belong to the waiting task's group: it must not see its cancellation.
+    cancel_context* const saved_context = std::exchange(current_context, related ? current_context : nullptr);
     execute(t);
+    current_context = saved_context;
     --helped_nesting_;
     help_depth_ -= related ? 0 : 1;
     floor_ = saved_floor;

@@ -193,14 +193,26 @@ public:
         detail::spawn_on(*registry_, std::forward<F>(f));
     }
 
-    // Run `f` asynchronously; the future yields its result or rethrows its exception.
-    template <class F>
-    future<std::invoke_result_t<std::decay_t<F>>> submit(F&& f) {
-        using R = std::invoke_result_t<std::decay_t<F>>;
-        using T = detail::submit_task<R, std::decay_t<F>>;
-        T* t = detail::new_task<T>(std::decay_t<F>(std::forward<F>(f)));
-        detail::schedule_or_throw(*registry_, t);
-        return future_access<R>::make(t);
+    // Run `f` asynchronously; the future yields its result or rethrows its exception. With
+    // arguments it runs std::invoke(f, args...) on copies, as std::async does: f and each argument
+    // are decay-copied (moved from rvalues) when submit is called, so move-only arguments work;
+    // pass std::ref(x)/std::cref(x) for a reference, a member function pointer with an object (or a
+    // pointer to one) as its first argument.
+    template <class F, class... Args>
+    future<std::invoke_result_t<std::decay_t<F>, std::decay_t<Args>...>> submit(F&& f, Args&&... args) {
+        using R = std::invoke_result_t<std::decay_t<F>, std::decay_t<Args>...>;
+        if constexpr (sizeof...(Args) == 0) {
+            using T = detail::submit_task<R, std::decay_t<F>>;
+            T* t = detail::new_task<T>(std::decay_t<F>(std::forward<F>(f)));
+            detail::schedule_or_throw(*registry_, t);
+            return future_access<R>::make(t);
+        } else {
+            using B = detail::bound_call<std::decay_t<F>, std::decay_t<Args>...>;
+            using T = detail::submit_task<R, B>;
+            T* t = detail::new_task<T>(B{std::forward<F>(f), std::tuple<std::decay_t<Args>...>(std::forward<Args>(args)...)});
+            detail::schedule_or_throw(*registry_, t);
+            return future_access<R>::make(t);
+        }
     }
 
     // Per-worker counters (cheap, always on).

@@ -18,6 +18,17 @@ namespace crew {
 
 class task_group;
 
+// What task_group::wait() and run_and_wait() report (as oneTBB's tbb::task_group_status).
+// crew's wait() never returns not_complete (it always waits for the children); the name exists
+// so that ported code comparing against it compiles.
+enum class task_group_status { not_complete, complete, canceled };
+
+// True when the task running on the calling thread is a child of a canceled task_group, directly
+// or through nesting (a group created inside a child of a canceled group); false outside every
+// group child. As tbb::is_current_task_group_canceling(). Cheap: one thread-local read and one
+// relaxed load.
+inline bool is_canceling() noexcept { return detail::cancellation_requested(); }
+
 namespace detail {
 
 // The chain of task groups whose tasks are running on this thread, innermost first; it lets
@@ -59,15 +70,27 @@ struct group_task;
 //
 // Exceptions: the first exception of a child (thrown by it, or by the destructor of its captured
 // state) is rethrown by wait(); the rest are dropped. One never collected by wait() goes, when the
-// group is destroyed, to the unhandled-exception handler of the pool that ran that child.
+// group is destroyed, to the unhandled-exception handler of the pool that ran that child. The first
+// exception also cancels the group (as in oneTBB), so children that have not started are dropped.
+//
+// Cancellation (cancel(), or a child's first exception): children that have not started yet are
+// dropped -- counted as finished, their callable destroyed, never called; children already running
+// see it through crew::is_canceling() and may stop early. It reaches every group nested in this
+// one (a group constructed while one of this group's children runs on the constructing thread),
+// at any depth, as oneTBB's bound task_group_context does. wait() still waits for every child,
+// then returns task_group_status::canceled and resets the flag: the group is reusable. (A nested
+// group whose enclosing group is still canceled stays canceled after its own wait().)
 class task_group {
 public:
     // Outside every pool it checks CREW_NUM_THREADS (std::invalid_argument if invalid, as
     // default_pool()), since its children may need the default pool; it does not create it.
     task_group() : pool_(nullptr) {
         if (detail::current_worker == nullptr) detail::check_default_pool_environment();
+        if (detail::current_context != nullptr) nest_cold();
     }
-    explicit task_group(pool& p) noexcept : pool_(&detail::registry_of(p)) {}
+    explicit task_group(pool& p) : pool_(&detail::registry_of(p)) {
+        if (detail::current_context != nullptr) nest_cold();
+    }
     task_group(const task_group&) = delete;
     task_group& operator=(const task_group&) = delete;
 
@@ -96,8 +119,27 @@ public:
     }
 
     // Waits for every child (running other tasks meanwhile when called on a worker), then rethrows
-    // the first exception a child threw, if any. The group can be used again afterwards.
-    void wait();
+    // the first exception a child threw, if any. Returns task_group_status::canceled when the group
+    // was canceled, else complete. The group can be used again afterwards (cancellation reset).
+    task_group_status wait();
+
+    // Runs f on the calling thread as a child of this group (it sees is_canceling(); it is dropped
+    // when the group is already canceled; its exception is the group's), then wait(). As oneTBB.
+    template <class F>
+    task_group_status run_and_wait(F&& f) {
+        count_.add();
+        run_child(std::forward<F>(f), *this);
+        child_done();
+        return wait();
+    }
+
+    // Cancels the group and every group nested in it: see "Cancellation" above. Any thread, any
+    // time; idempotent until the next wait() returns.
+    void cancel() noexcept;
+
+    // Has cancel() (or a child's exception, or an enclosing group's cancel()) happened since the
+    // last wait() returned?
+    bool is_canceling() const noexcept { return ctx_.canceled.load(std::memory_order_relaxed); }
 
 private:
     template <class F>
@@ -110,6 +152,14 @@ private:
     void record(std::exception_ptr e) noexcept;
     void wait_for_children();
     void check_not_below_own_task() const;
+    void nest_cold();
+    task_group_status finish_wait() noexcept;
+
+    // Calls one child's callable on this thread, as what it was passed as, or drops it when the
+    // group is canceled; the caller then destroys it and finishes the child. For children and
+    // run_and_wait.
+    template <class F>
+    static void run_child(F&& fn, task_group& g) noexcept;
 
     // pool_: the pool of task_group(pool&), nullptr for "the caller's pool".
     detail::registry* pool_;
@@ -120,6 +170,8 @@ private:
     detail::std_atomics::atomic<std::uint8_t> failed_{no_error};
     std::exception_ptr error_;
     detail::registry* error_pool_ = nullptr;  // the pool that ran the child that stored error_
+    // ctx_: the cancellation flag and the nesting links (detail/task.hpp).
+    detail::cancel_context ctx_;
 };
 
 namespace detail {
@@ -143,15 +195,7 @@ struct group_task final : task {
     static void run(task* t) noexcept {
         auto* self = static_cast<group_task*>(t);
         task_group* g = self->group;
-        worker* w = current_worker;  // children always run on a worker
-        group_frame frame{g, running_groups, w != nullptr ? w->helped_nesting() : 0};
-        running_groups = &frame;
-        try {
-            std::invoke(std::move(self->fn));  // called once: rvalue-only callables work
-        } catch (...) {
-            g->record(std::current_exception());
-        }
-        running_groups = frame.outer;
+        task_group::run_child(std::move(self->fn), *g);
         // Captures die before the waiter resumes. A throwing destructor counts as the child's own
         // exception (never std::terminate); the child still finishes exactly once below.
         self->fn_alive = false;
@@ -162,5 +206,23 @@ struct group_task final : task {
 };
 
 }  // namespace detail
+
+template <class F>
+void task_group::run_child(F&& fn, task_group& g) noexcept {
+    // relaxed: the flag carries no data (see detail::cancellation_requested); a child that misses a
+    // concurrent cancel() runs as one that started just before it.
+    if (g.ctx_.canceled.load(std::memory_order_relaxed)) return;  // dropped: never called
+    detail::worker* w = detail::current_worker;
+    detail::group_frame frame{&g, detail::running_groups, w != nullptr ? w->helped_nesting() : 0};
+    detail::running_groups = &frame;
+    detail::cancel_context* const outer = std::exchange(detail::current_context, &g.ctx_);
+    try {
+        std::invoke(std::forward<F>(fn));  // called once: rvalue-only callables work
+    } catch (...) {
+        g.record(std::current_exception());
+    }
+    detail::current_context = outer;
+    detail::running_groups = frame.outer;
+}
 
 }  // namespace crew

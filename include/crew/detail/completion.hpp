@@ -94,6 +94,27 @@ public:
         }
     }
 
+    // A thread that must not help (a timed wait): one round of block(), sleeping at most
+    // `timeout_ns`. Returns is_set(); the caller loops with its own deadline. A blocked_bit left
+    // behind after a timeout costs set() one futex wake, nothing more.
+    bool block_for(std::int64_t timeout_ns) noexcept {
+        std::uintptr_t s = state_.load(std::memory_order_acquire);
+        if ((s & (done_bit | busy_bit)) == done_bit) return true;
+        if (s & busy_bit) {  // set() is finishing its wake-ups: a moment
+            std_atomics::yield();
+            return is_set();
+        }
+        if (!(s & blocked_bit)) {
+            // acquire: as in block().
+            if (!state_.compare_exchange_strong(s, s | blocked_bit, std::memory_order_acquire,
+                                                std::memory_order_acquire))
+                return is_set();  // the word changed: let the caller look again
+            s |= blocked_bit;
+        }
+        os::futex_wait_for(&state_, static_cast<std::uint32_t>(s), timeout_ns);
+        return is_set();
+    }
+
 private:
     void set_cold() noexcept {
         // acq_rel: as in set(); busy keeps the waiter (and with it its pool) in place until the

@@ -13,6 +13,9 @@ inline constexpr int wake_everyone = 0x7fffffff;
 
 // Sleep while the 32-bit word at `addr` equals `expected` (returns early on wakes and signals).
 void futex_wait(const void* addr, std::uint32_t expected) noexcept;
+// As futex_wait, for at most `timeout_ns` nanoseconds (relative, CLOCK_MONOTONIC; <= 0 returns at
+// once). Returns early on wakes, signals and spuriously: callers re-check their word and deadline.
+void futex_wait_for(const void* addr, std::uint32_t expected, std::int64_t timeout_ns) noexcept;
 // Wake up to `count` threads sleeping on `addr`. Calling it on an address whose object has since
 // been destroyed is harmless: at worst a sleeper elsewhere wakes spuriously and re-checks.
 void futex_wake(const void* addr, int count) noexcept;

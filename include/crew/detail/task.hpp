@@ -6,6 +6,7 @@
 // header, so the deque, the injector and the worker loop handle all of them alike.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <exception>
 #include <functional>
@@ -22,6 +23,53 @@ struct task {
     execute_fn execute;     // set by the creator; read by whichever thread runs the task
     task* next = nullptr;   // written by the injector (under its lock) while the task is queued there
 };
+
+// The cancellation state of one task group (crew/task_group.hpp). `canceled` is the one flag a
+// child reads before it starts; cancel() sets it on the group and on every group nested in it, so
+// no reader ever walks a chain. The links form the nesting tree (a group created while a child of
+// another group runs on the creating thread is nested in that group); they are changed only under
+// one global mutex in src/task_group.cpp, on the cold paths (creating or destroying a nested
+// group, cancel(), wait() of a nested group).
+struct cancel_context {
+    std::atomic<bool> canceled{false};
+    // Set (under the mutex) once this context gained a parent or a child: only then do the cold
+    // paths need the mutex. Never cleared.
+    std::atomic<bool> nested{false};
+    cancel_context* parent = nullptr;       // guarded by the mutex
+    cancel_context* first_child = nullptr;  // guarded by the mutex
+    cancel_context* next = nullptr;         // sibling links in parent->first_child's list
+    cancel_context* prev = nullptr;
+};
+
+// The context of the task group whose child is running on this thread (innermost), else nullptr.
+// Set around each group child; a worker clears it around unrelated work it runs while waiting.
+// initial-exec: one %fs-relative load (as current_worker), since algorithms read it at every leaf.
+inline constinit thread_local cancel_context* current_context __attribute__((tls_model("initial-exec"))) = nullptr;
+
+// Runs a piece of work stolen from a group child (a join half, an algorithm leaf) under that
+// child's context, so is_canceling() and nesting see the group there too: capture current_context
+// where the job is made (the group child waits for the job, so the group outlives it), and hold a
+// context_scope around running it.
+class context_scope {
+public:
+    explicit context_scope(cancel_context* c) noexcept : saved_(current_context) { current_context = c; }
+    ~context_scope() { current_context = saved_; }
+    context_scope(const context_scope&) = delete;
+    context_scope& operator=(const context_scope&) = delete;
+
+private:
+    cancel_context* saved_;
+};
+
+// Is the task running on this thread a child of a canceled task group (directly, or through an
+// enclosing group)? One TLS read and one relaxed load: the flag carries no data (what a canceled
+// child must not miss is ordered by the group's count), and a reader that misses a concurrent
+// cancel() only runs as if it had checked a moment earlier. The parallel algorithms call it at
+// each leaf and split.
+inline bool cancellation_requested() noexcept {
+    const cancel_context* c = current_context;
+    return c != nullptr && c->canceled.load(std::memory_order_relaxed);
+}
 
 // A per-thread free list of fixed-size blocks for tasks. Blocks come from ::operator new, so a
 // block allocated on one worker may be returned to another worker's cache (or to the heap). The
