@@ -427,8 +427,9 @@ TEST_P(range_algorithms, imperative_body_sees_each_piece_once_in_order) {
                     expect_tiles(body.pieces, 0, ln);
                     EXPECT_EQ(splits.load(), joins.load()) << "every split body is joined back";
                     EXPECT_EQ(alive.load(), 1);
-                    if (to_grain)
+                    if (to_grain) {
                         for (auto [b, e] : body.pieces) EXPECT_LE(static_cast<std::size_t>(e - b), grain);
+                    }
                     if (split_always && n > 0) {
                         EXPECT_EQ(static_cast<std::size_t>(splits.load()) + 1, body.pieces.size());
                     }
@@ -490,6 +491,104 @@ TEST_P(range_algorithms, move_only_and_non_default_constructible_results) {
                     [](no_default a, no_default b) { return no_default(a.v + b.v); }, part);
                 EXPECT_EQ(q.v, want);
             });
+    });
+}
+
+// ---- exceptions: from the body, join, a Body's split constructor, the range's split and is_divisible ----
+
+// Counts the pieces running now: after an exception reaches the caller, none may be.
+struct running_guard {
+    std::atomic<int>& n;
+    explicit running_guard(std::atomic<int>& c) : n(c) { n.fetch_add(1); }
+    ~running_guard() { n.fetch_sub(1); }
+};
+
+struct throwing_body {
+    long long sum = 0;
+    long throw_at = -1;        // operator() throws on a piece holding this index
+    bool throw_split = false;  // the splitting constructor throws
+    bool throw_join = false;
+    std::atomic<int>* running;
+    throwing_body(long at, bool split, bool join, std::atomic<int>* r)
+        : throw_at(at), throw_split(split), throw_join(join), running(r) {}
+    throwing_body(throwing_body& o, crew::split)
+        : throw_at(o.throw_at), throw_split(o.throw_split), throw_join(o.throw_join), running(o.running) {
+        if (throw_split) throw test_error("body split");
+    }
+    void operator()(const blocked_range<long>& r) {
+        running_guard g(*running);
+        for (long i = r.begin(); i != r.end(); ++i) {
+            if (i == throw_at) throw test_error("body");
+            sum += i;
+        }
+    }
+    void join(throwing_body& o) {
+        if (throw_join) throw test_error("join");
+        sum += o.sum;
+    }
+};
+
+TEST_P(range_algorithms, exceptions_from_every_user_callable_reach_the_caller) {
+    crew_test::watchdog dog(std::chrono::seconds(120));
+    pool().run([&] {
+        for (long n : {1L, 2L, 1000L, 20000L}) {
+            std::atomic<int> running{0};
+            const long at = n * 2 / 3;
+            each_range_partitioner([&](auto part) {
+                EXPECT_THROW(crew::parallel_for(blocked_range<long>(0, n), [&](const blocked_range<long>& r) {
+                    running_guard g(running);
+                    for (long i = r.begin(); i != r.end(); ++i)
+                        if (i == at) throw test_error("for");
+                }, part), test_error);
+                EXPECT_EQ(running.load(), 0);
+                auto body = [&](const blocked_range<long>& r, long long acc) {
+                    running_guard g(running);
+                    for (long i = r.begin(); i != r.end(); ++i) {
+                        if (i == at) throw test_error("reduce body");
+                        acc += i;
+                    }
+                    return acc;
+                };
+                EXPECT_THROW(crew::parallel_reduce(blocked_range<long>(0, n), 0LL, body, std::plus<>(), part), test_error);
+                EXPECT_EQ(running.load(), 0);
+                throwing_body b(at, false, false, &running);
+                EXPECT_THROW(crew::parallel_reduce(blocked_range<long>(0, n), b, part), test_error);
+                EXPECT_EQ(running.load(), 0);
+                std::atomic<int> bad{0};
+                third_range td(0, n, 1, &bad);
+                td.throw_divisible_at = at;
+                EXPECT_THROW(crew::parallel_reduce(td, 0, [](const third_range&, int a) { return a; }, std::plus<>(), part),
+                             test_error);
+                EXPECT_EQ(running.load(), 0);
+            });
+            if (n > 1) {
+                // simple_partitioner and the deterministic forms split every divisible range (and,
+                // in the imperative deterministic form, every body).
+                auto sum = [](const blocked_range<long>& r, long long acc) { return acc + r.end() - r.begin(); };
+                EXPECT_THROW(crew::parallel_reduce(crew::simple_partitioner(), blocked_range<long>(0, n, 1), 0LL, sum,
+                                                   [](long long, long long) -> long long { throw test_error("join"); }),
+                             test_error);
+                std::atomic<int> bad{0};
+                third_range tr(0, n, 1, &bad);
+                tr.throw_split_at = at;
+                EXPECT_THROW(crew::parallel_for(tr, [&](const third_range&) { running_guard g(running); },
+                                                crew::simple_partitioner()),
+                             test_error);
+                throwing_body s(-1, true, false, &running);
+                EXPECT_THROW(crew::parallel_deterministic_reduce(blocked_range<long>(0, n), s), test_error);
+                throwing_body j(-1, false, true, &running);
+                EXPECT_THROW(crew::parallel_reduce(blocked_range<long>(0, n), j, crew::deterministic), test_error);
+                EXPECT_EQ(running.load(), 0);
+            }
+        }
+        // The pool is unaffected.
+        long long total = crew::parallel_reduce(blocked_range<long>(0, 100), 0LL,
+                                                [](const blocked_range<long>& r, long long a) {
+                                                    for (long i = r.begin(); i != r.end(); ++i) a += i;
+                                                    return a;
+                                                },
+                                                std::plus<>());
+        EXPECT_EQ(total, 4950);
     });
 }
 
