@@ -297,8 +297,9 @@ TEST_P(range_algorithms, user_range_is_never_split_below_divisible) {
 TEST_P(range_algorithms, blocked_range2d_loop_covers_the_matrix) {
     crew_test::watchdog dog(std::chrono::seconds(60));
     pool().run([&] {
-        for (auto [rows, cols] : {std::pair<int, int>{0, 5}, {1, 1}, {2, 3}, {37, 1}, {1, 53}, {100, 70}})
+        for (auto shape : {std::pair<int, int>{0, 5}, {1, 1}, {2, 3}, {37, 1}, {1, 53}, {100, 70}})
             each_range_partitioner([&](auto part) {
+                const int rows = shape.first, cols = shape.second;
                 std::vector<int> m(static_cast<std::size_t>(rows * cols), 0);
                 auto body = [&](const blocked_range2d<int>& r) {
                     for (int i = r.rows().begin(); i != r.rows().end(); ++i)
