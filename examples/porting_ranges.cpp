@@ -4,6 +4,7 @@
 #include <crew/algorithms.hpp>
 #include <crew/crew.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <functional>
@@ -62,15 +63,15 @@ int main() {
     report("[2] parallel_for(blocked_range, body)", std::accumulate(w.begin(), w.end(), 0L) == 2 * serial_sum);
 
     // [row 3] tbb::parallel_for(range, body, tbb::simple_partitioner())  /  Rayon: par_chunks(1000)
-    std::vector<int> pieces_ok(1, 1);
+    std::atomic<bool> pieces_ok{true};
     crew::parallel_for(crew::blocked_range<std::size_t>(0, n, 1000), [&](const crew::blocked_range<std::size_t>& piece) {
-        if (piece.size() > 1000) pieces_ok[0] = 0;  // simple: never more than the grainsize
+        if (piece.size() > 1000) pieces_ok = false;  // simple: never more than the grainsize
     }, crew::simple_partitioner());
     crew::parallel_for(crew::simple_partitioner(), crew::blocked_range<std::size_t>(0, n, 1000),
                        [&](const crew::blocked_range<std::size_t>& piece) {
-                           if (piece.size() > 1000) pieces_ok[0] = 0;
+                           if (piece.size() > 1000) pieces_ok = false;
                        });
-    report("[3] simple_partitioner, last or first", pieces_ok[0] == 1);
+    report("[3] simple_partitioner, last or first", pieces_ok.load());
 
     // [row 4] tbb::static_partitioner() and tbb::affinity_partitioner (auto in crew)
     static crew::affinity_partitioner ap;
