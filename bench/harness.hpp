@@ -174,6 +174,7 @@ problem make_sort(const config&, std::vector<std::string>& notes);
 problem make_reduce(const config&, std::vector<std::string>& notes);
 problem make_map_sum(const config&, std::vector<std::string>& notes);
 problem make_for_overhead(const config&, std::vector<std::string>& notes);
+problem make_range_for(const config&, std::vector<std::string>& notes);
 
 // ---- the driver pieces (bench/runner.cpp, bench/report.cpp) ----
 void run_problem(const config& cfg, const problem& p, results& out, std::size_t& done, std::size_t total);

@@ -45,6 +45,7 @@ const std::vector<registered>& registry() {
         {"reduce", make_reduce},
         {"map_sum", make_map_sum},
         {"for_overhead", make_for_overhead},
+        {"range_for", make_range_for},
     };
     return all;
 }

@@ -1,5 +1,12 @@
 // crew/algorithms/for_each.hpp -- parallel_for, parallel_for_each, parallel_transform,
 // parallel_invoke.
+//
+// Partitioner position: every algorithm takes its partitioner either first (crew's original
+// spelling, parallel_for(part, first, last, f), which existing crew code uses and which the
+// variadic parallel_invoke(part, f...) needs, since nothing can follow a pack) or last, as oneTBB
+// writes it (parallel_for(first, last, f, part)). Both mean the same. The range forms
+// (parallel_for(range, body)) live in range_algorithms.hpp; the overloads here refuse a crew::range
+// as `first`, so a blocked_range over iterators is never taken for an iterator pair.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +18,7 @@
 #include <utility>
 
 #include "crew/algorithms/partition.hpp"
+#include "crew/algorithms/range.hpp"
 
 namespace crew {
 
@@ -48,11 +56,57 @@ void parallel_for(P part, I first, J last, F&& f) {
 }
 
 template <class I, class J, class F>
-    requires(!partitioner<I>)
+    requires(!partitioner<I> && !range<I>)
 void parallel_for(I first, J last, F&& f) {
     static_assert(std::integral<I> && std::integral<J>,
                   "crew::parallel_for walks two integers [first, last); use crew::parallel_for_each for iterators");
     if constexpr (std::integral<I> && std::integral<J>) parallel_for(auto_partition, first, last, std::forward<F>(f));
+}
+
+template <std::integral I, std::integral J, class F, partitioner P>
+void parallel_for(I first, J last, F&& f, P part) {
+    parallel_for(part, first, last, std::forward<F>(f));
+}
+
+// Calls f(i) for i = first, first + step, first + 2 * step, ... while i < last (oneTBB's step
+// form), in parallel. step <= 0 and first > last throw std::invalid_argument (oneTBB does nothing
+// for first > last; crew's loops all report it). No index is computed beyond last, so the loop is
+// exact up to the index type's extremes.
+template <partitioner P, std::integral I, std::integral J, std::integral S, class F>
+void parallel_for(P part, I first, J last, S step, F&& f) {
+    CREW_DETAIL_NOT_DETERMINISTIC(P, "crew::parallel_for");
+    static_assert(detail::index_integer<I> && detail::index_integer<J> && detail::index_integer<S>,
+                  "crew::parallel_for: bool is not an index type; use an integer type such as int");
+    if constexpr (detail::index_integer<I> && detail::index_integer<J> && detail::index_integer<S>) {
+        if (!(step > 0)) throw std::invalid_argument("crew::parallel_for: the step must be at least 1");
+        using C = detail::index_type<I, J>;
+        if (!detail::index_fits<C>(first) || !detail::index_fits<C>(last))
+            throw std::invalid_argument("crew::parallel_for: the bounds do not fit a common index type");
+        const C lo = static_cast<C>(first);
+        const std::size_t n = detail::checked_count<C>(lo, static_cast<C>(last), "crew::parallel_for");
+        if (n == 0) return;
+        // A step of n or more visits first alone.
+        const std::size_t st = std::in_range<std::size_t>(static_cast<detail::standard_integer_t<S>>(step)) &&
+                                           static_cast<std::size_t>(step) < n
+                                   ? static_cast<std::size_t>(step) : n;
+        const std::size_t count = (n - 1) / st + 1;
+        detail::on_worker([&] {
+            detail::parallel_leaves(part, count, [&](std::size_t b, std::size_t e) {
+                for (std::size_t k = b; k != e; ++k) f(detail::advance_by(lo, k * st));  // k * st < n
+            });
+        });
+    }
+}
+
+template <std::integral I, std::integral J, std::integral S, class F>
+    requires(!partitioner<F>)
+void parallel_for(I first, J last, S step, F&& f) {
+    parallel_for(auto_partition, first, last, step, std::forward<F>(f));
+}
+
+template <std::integral I, std::integral J, std::integral S, class F, partitioner P>
+void parallel_for(I first, J last, S step, F&& f, P part) {
+    parallel_for(part, first, last, step, std::forward<F>(f));
 }
 
 // Calls f(*it) for every iterator in [first, last), in parallel.
@@ -74,9 +128,15 @@ void parallel_for_each(P part, It first, It last, F&& f) {
 }
 
 template <class It, class F>
-    requires(!partitioner<It>)
+    requires(!partitioner<It> && !range<It>)
 void parallel_for_each(It first, It last, F&& f) {
     parallel_for_each(auto_partition, first, last, std::forward<F>(f));
+}
+
+template <class It, class F, partitioner P>
+    requires(!partitioner<It> && !range<It>)
+void parallel_for_each(It first, It last, F&& f, P part) {
+    parallel_for_each(part, first, last, std::forward<F>(f));
 }
 
 // out[i] = f(first[i]) for every i, in parallel, as std::transform. Returns the end of the output.
@@ -103,9 +163,15 @@ Out parallel_transform(P part, It first, It last, Out out, F&& f) {
 }
 
 template <class It, class Out, class F>
-    requires(!partitioner<It>)
+    requires(!partitioner<It> && !range<It>)
 Out parallel_transform(It first, It last, Out out, F&& f) {
     return parallel_transform(auto_partition, first, last, out, std::forward<F>(f));
+}
+
+template <class It, class Out, class F, partitioner P>
+    requires(!partitioner<It> && !range<It>)
+Out parallel_transform(It first, It last, Out out, F&& f, P part) {
+    return parallel_transform(part, first, last, out, std::forward<F>(f));
 }
 
 // out[i] = f(first1[i], first2[i]), as std::transform's binary form.
@@ -132,9 +198,15 @@ Out parallel_transform(P part, It1 first1, It1 last1, It2 first2, Out out, F&& f
 }
 
 template <class It1, class It2, class Out, class F>
-    requires(!partitioner<It1>)
+    requires(!partitioner<It1> && !range<It1> && !partitioner<F>)
 Out parallel_transform(It1 first1, It1 last1, It2 first2, Out out, F&& f) {
     return parallel_transform(auto_partition, first1, last1, first2, out, std::forward<F>(f));
+}
+
+template <class It1, class It2, class Out, class F, partitioner P>
+    requires(!partitioner<It1> && !range<It1>)
+Out parallel_transform(It1 first1, It1 last1, It2 first2, Out out, F&& f, P part) {
+    return parallel_transform(part, first1, last1, first2, out, std::forward<F>(f));
 }
 
 namespace detail {
@@ -172,7 +244,8 @@ void parallel_invoke(F&&... fs) {
     });
 }
 
-// A partitioner changes nothing for parallel_invoke: each callable is one task.
+// A partitioner changes nothing for parallel_invoke: each callable is one task. It can only come
+// first (a trailing argument after the pack could not be told from a callable).
 template <partitioner P, class... F>
     requires(sizeof...(F) > 0 && (std::invocable<F> && ...))
 void parallel_invoke(P, F&&... fs) {

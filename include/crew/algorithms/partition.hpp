@@ -17,6 +17,13 @@
 //    split tree depends only on n and combining it in a fixed order gives bitwise identical
 //    floating-point results on any pool size.
 //
+// oneTBB's spellings are accepted too, so ported code compiles: crew::auto_partitioner and
+// crew::static_partitioner are the types of auto_partition and static_partition,
+// crew::affinity_partitioner is auto_partitioner (crew does not replay a previous run's task
+// placement), and crew::simple_partitioner (no grain) splits ranges (range_algorithms.hpp) until
+// !is_divisible(), and index and iterator ranges down to single elements, as oneTBB's
+// simple_partitioner does with its index forms' grainsize of 1 (it is simple_partition{1}).
+//
 // Cancellation: every algorithm call owns one cancel flag. A leaf whose user code throws sets it
 // before rethrowing; leaves and splits that have not started check it and do nothing. join()
 // rethrows once both of its sides finished, so the exception reaches the caller after every running
@@ -91,11 +98,32 @@ private:
 };
 inline constexpr deterministic_partition deterministic{};
 
-// Anything that may come first in an algorithm's argument list to choose its partitioning.
+// ---- oneTBB's spellings ----
+
+// Written `crew::auto_partitioner()` as in oneTBB: the default, auto_partition.
+using auto_partitioner = auto_partition_t;
+// Written `crew::static_partitioner()`: static_partition.
+using static_partitioner = static_partition_t;
+// oneTBB's affinity_partitioner replays the previous run's placement of chunks on threads. crew's
+// workers have no per-chunk affinity to replay, so it is auto_partitioner: ported code that keeps
+// one (`static crew::affinity_partitioner ap;`) and passes it compiles and splits as the default.
+using affinity_partitioner = auto_partition_t;
+
+// Written `crew::simple_partitioner()`: split until a range is no longer divisible. For ranges
+// (blocked_range, ...) that is down to the range's grainsize; index and iterator forms have no
+// grainsize, so there it splits down to single elements: simple_partition{1} (oneTBB's index
+// forms likewise build a blocked_range of grainsize 1).
+struct simple_partitioner {
+    constexpr simple_partitioner() noexcept = default;
+};
+
+// Anything that may come first (or, as in oneTBB, last) in an algorithm's argument list to choose
+// its partitioning.
 template <class P>
 concept partitioner = std::same_as<std::remove_cvref_t<P>, auto_partition_t> ||
                       std::same_as<std::remove_cvref_t<P>, static_partition_t> ||
                       std::same_as<std::remove_cvref_t<P>, simple_partition> ||
+                      std::same_as<std::remove_cvref_t<P>, simple_partitioner> ||
                       std::same_as<std::remove_cvref_t<P>, deterministic_partition>;
 
 // The iterators crew's algorithms accept: random-access ones (a std::list's are not).
@@ -178,6 +206,9 @@ inline grain_splitter make_splitter(simple_partition p, std::size_t min_len = 1)
 }
 inline grain_splitter make_splitter(deterministic_partition p, std::size_t min_len = 1) noexcept {
     return grain_splitter{p.grain(), min_len > 0 ? min_len : 1};
+}
+inline grain_splitter make_splitter(simple_partitioner, std::size_t min_len = 1) noexcept {
+    return grain_splitter{1, min_len > 0 ? min_len : 1};
 }
 
 // One per algorithm call: set when user code threw; unstarted chunks then do nothing.

@@ -3,6 +3,10 @@
 // `op` need only be associative: pieces are folded left to right and adjacent results are always
 // combined left then right, so the result equals the serial left-to-right fold
 // init op x0 op x1 op ... (e.g. for string concatenation or matrix products).
+//
+// The partitioner may come first or, as in oneTBB, last (see for_each.hpp). The range forms
+// parallel_reduce(range, identity, body, join) and parallel_reduce(range, body) live in
+// range_algorithms.hpp; the overloads here refuse a crew::range as `first`.
 #pragma once
 
 #include <concepts>
@@ -13,6 +17,7 @@
 #include <utility>
 
 #include "crew/algorithms/partition.hpp"
+#include "crew/algorithms/range.hpp"
 
 namespace crew {
 
@@ -141,15 +146,22 @@ T parallel_transform_reduce(P part, I first, J last, T init, Op op, Tr transform
 }
 
 template <class I, class J, class T, class Op, class Tr>
-    requires(!partitioner<I>)
+    requires(!partitioner<I> && !range<I> && !partitioner<Tr>)
 T parallel_transform_reduce(I first, J last, T init, Op op, Tr transform) {
     return parallel_transform_reduce(auto_partition, first, last, std::move(init), std::move(op),
                                      std::move(transform));
 }
 
+template <class I, class J, class T, class Op, class Tr, partitioner P>
+    requires(!partitioner<I> && !range<I>)
+T parallel_transform_reduce(I first, J last, T init, Op op, Tr transform, P part) {
+    return parallel_transform_reduce(part, first, last, std::move(init), std::move(op), std::move(transform));
+}
+
 // std::reduce in parallel: init op x0 op x1 op ... For integer first/last, the elements are the
 // indices themselves.
 template <partitioner P, class I, class J, class T, class Op>
+    requires(!range<I>)
 T parallel_reduce(P part, I first, J last, T init, Op op) {
     using namespace detail;
     CREW_DETAIL_REDUCE_RANGE(I, J, "crew::parallel_reduce");
@@ -163,21 +175,34 @@ T parallel_reduce(P part, I first, J last, T init, Op op) {
 }
 
 template <class I, class J, class T, class Op>
-    requires(!partitioner<I>)
+    requires(!partitioner<I> && !range<I> && !partitioner<Op>)
 T parallel_reduce(I first, J last, T init, Op op) {
     return parallel_reduce(auto_partition, first, last, std::move(init), std::move(op));
 }
 
+template <class I, class J, class T, class Op, partitioner P>
+    requires(!partitioner<I> && !range<I>)
+T parallel_reduce(I first, J last, T init, Op op, P part) {
+    return parallel_reduce(part, first, last, std::move(init), std::move(op));
+}
+
 // With std::plus<> as op.
 template <partitioner P, class I, class J, class T>
+    requires(!range<I>)
 T parallel_reduce(P part, I first, J last, T init) {
     return parallel_reduce(part, first, last, std::move(init), std::plus<>());
 }
 
 template <class I, class J, class T>
-    requires(!partitioner<I>)
+    requires(!partitioner<I> && !range<I> && !partitioner<T>)
 T parallel_reduce(I first, J last, T init) {
     return parallel_reduce(auto_partition, first, last, std::move(init), std::plus<>());
+}
+
+template <class I, class J, class T, partitioner P>
+    requires(!partitioner<I> && !range<I> && !partitioner<T>)
+T parallel_reduce(I first, J last, T init, P part) {
+    return parallel_reduce(part, first, last, std::move(init), std::plus<>());
 }
 
 }  // namespace crew

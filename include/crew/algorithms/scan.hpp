@@ -5,6 +5,8 @@
 // parallel. `op` need only be associative. With the default partitioner (and with
 // crew::deterministic) the blocks depend only on the number of elements, so floating-point scans
 // give the same bits on any pool size.
+//
+// The partitioner may come first or, as in oneTBB, last (see for_each.hpp).
 #pragma once
 
 #include <algorithm>
@@ -36,6 +38,7 @@ inline std::size_t scan_block(static_partition_t, std::size_t n) noexcept {
 }
 inline std::size_t scan_block(simple_partition p, std::size_t) noexcept { return p.grain(); }
 inline std::size_t scan_block(deterministic_partition p, std::size_t) noexcept { return p.grain(); }
+inline std::size_t scan_block(simple_partitioner, std::size_t) noexcept { return 1; }
 
 // Scans positions [b, e) of first into out, starting from `start` (none: from the first element).
 // Reads each element before writing its output, so out may equal first.
@@ -150,15 +153,34 @@ Out parallel_inclusive_scan(P part, It first, It last, Out out) {
 }
 
 template <class It, class Out, class Op>
-    requires(!partitioner<It>)
+    requires(!partitioner<It> && !partitioner<Op>)
 Out parallel_inclusive_scan(It first, It last, Out out, Op op) {
     return parallel_inclusive_scan(auto_partition, first, last, out, std::move(op));
 }
 
 template <class It, class Out, class Op, class T>
-    requires(!partitioner<It>)
+    requires(!partitioner<It> && !partitioner<T>)
 Out parallel_inclusive_scan(It first, It last, Out out, Op op, T init) {
     return parallel_inclusive_scan(auto_partition, first, last, out, std::move(op), std::move(init));
+}
+
+// Partitioner last, as oneTBB writes it.
+template <class It, class Out, class Op, partitioner P>
+    requires(!partitioner<It>)
+Out parallel_inclusive_scan(It first, It last, Out out, Op op, P part) {
+    return parallel_inclusive_scan(part, first, last, out, std::move(op));
+}
+
+template <class It, class Out, class Op, class T, partitioner P>
+    requires(!partitioner<It>)
+Out parallel_inclusive_scan(It first, It last, Out out, Op op, T init, P part) {
+    return parallel_inclusive_scan(part, first, last, out, std::move(op), std::move(init));
+}
+
+template <class It, class Out, partitioner P>
+    requires(!partitioner<It>)
+Out parallel_inclusive_scan(It first, It last, Out out, P part) {
+    return parallel_inclusive_scan(part, first, last, out, std::plus<>());
 }
 
 template <class It, class Out>
@@ -185,7 +207,7 @@ Out parallel_exclusive_scan(P part, It first, It last, Out out, T init) {
 }
 
 template <class It, class Out, class T, class Op>
-    requires(!partitioner<It>)
+    requires(!partitioner<It> && !partitioner<Op>)
 Out parallel_exclusive_scan(It first, It last, Out out, T init, Op op) {
     return parallel_exclusive_scan(auto_partition, first, last, out, std::move(init), std::move(op));
 }
@@ -194,6 +216,19 @@ template <class It, class Out, class T>
     requires(!partitioner<It>)
 Out parallel_exclusive_scan(It first, It last, Out out, T init) {
     return parallel_exclusive_scan(auto_partition, first, last, out, std::move(init), std::plus<>());
+}
+
+// Partitioner last, as oneTBB writes it.
+template <class It, class Out, class T, class Op, partitioner P>
+    requires(!partitioner<It>)
+Out parallel_exclusive_scan(It first, It last, Out out, T init, Op op, P part) {
+    return parallel_exclusive_scan(part, first, last, out, std::move(init), std::move(op));
+}
+
+template <class It, class Out, class T, partitioner P>
+    requires(!partitioner<It>)
+Out parallel_exclusive_scan(It first, It last, Out out, T init, P part) {
+    return parallel_exclusive_scan(part, first, last, out, std::move(init), std::plus<>());
 }
 
 }  // namespace crew

@@ -9,6 +9,9 @@
 //
 // Small ranges (and a pool of one worker) are sorted serially without a buffer. If the buffer
 // cannot be allocated, the sort falls back to the serial std:: algorithm.
+//
+// The partitioner may come first or last (see for_each.hpp); crew::simple_partitioner() is
+// simple_partition{1} here, which merges down from single elements (slow: for completeness only).
 #pragma once
 
 #include <algorithm>
@@ -284,9 +287,22 @@ void parallel_sort(P part, It first, It last) {
 }
 
 template <class It, class Comp>
-    requires(!partitioner<It>)
+    requires(!partitioner<It> && !partitioner<Comp>)
 void parallel_sort(It first, It last, Comp comp) {
     parallel_sort(auto_partition, first, last, std::move(comp));
+}
+
+// Partitioner last, as oneTBB writes it.
+template <class It, class Comp, partitioner P>
+    requires(!partitioner<It>)
+void parallel_sort(It first, It last, Comp comp, P part) {
+    parallel_sort(part, first, last, std::move(comp));
+}
+
+template <class It, partitioner P>
+    requires(!partitioner<It>)
+void parallel_sort(It first, It last, P part) {
+    parallel_sort(part, first, last, std::less<>());
 }
 
 template <class It>
@@ -310,9 +326,22 @@ void parallel_stable_sort(P part, It first, It last) {
 }
 
 template <class It, class Comp>
-    requires(!partitioner<It>)
+    requires(!partitioner<It> && !partitioner<Comp>)
 void parallel_stable_sort(It first, It last, Comp comp) {
     parallel_stable_sort(auto_partition, first, last, std::move(comp));
+}
+
+// Partitioner last, as oneTBB writes it.
+template <class It, class Comp, partitioner P>
+    requires(!partitioner<It>)
+void parallel_stable_sort(It first, It last, Comp comp, P part) {
+    parallel_stable_sort(part, first, last, std::move(comp));
+}
+
+template <class It, partitioner P>
+    requires(!partitioner<It>)
+void parallel_stable_sort(It first, It last, P part) {
+    parallel_stable_sort(part, first, last, std::less<>());
 }
 
 template <class It>
