@@ -53,8 +53,9 @@ TEST_P(algorithms_ranges, range_forms_match_std_ranges) {
             EXPECT_TRUE(std::ranges::equal(s1, s2, {}, &item::name, &item::name));
             auto p1 = items, p2 = items;
             auto pp = crew::parallel_stable_partition(p1, is3, key);
-            auto pe = std::ranges::stable_partition(p2, is3, key);
-            EXPECT_EQ(pp - p1.begin(), pe.begin() - p2.begin());
+            // (std::stable_partition: clang 14 cannot compile std::ranges' subrange results)
+            auto pe = std::stable_partition(p2.begin(), p2.end(), [](const item& x) { return x.key == 3; });
+            EXPECT_EQ(pp - p1.begin(), pe - p2.begin());
             EXPECT_TRUE(std::ranges::equal(p1, p2, {}, &item::name, &item::name));
             std::vector<int> c1(n), c2(n);
             auto odd = [](int x) { return x % 2 != 0; };
