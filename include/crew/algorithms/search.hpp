@@ -1,0 +1,354 @@
+// crew/algorithms/search.hpp -- counting, searching and comparing: parallel_count(_if),
+// parallel_find(_if, _if_not), parallel_any_of / all_of / none_of, parallel_equal, and
+// parallel_min_element / max_element / minmax_element.
+//
+// The searches stop early (std_support.hpp's search driver): once a match at index k is known,
+// pieces entirely after k are not started and running pieces stop within a few hundred elements;
+// find still returns the FIRST match, as std::find does. Counting and min/max are reductions over
+// every element (reduce.hpp's drivers), with std's rules for equal elements.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <iterator>
+#include <utility>
+
+#include "crew/algorithms/partition.hpp"
+#include "crew/algorithms/reduce.hpp"
+#include "crew/algorithms/std_support.hpp"
+
+namespace crew {
+
+// ---- counting ----
+
+// std::count_if: the number of elements x with pred(x).
+template <partitioner P, class It, class Pred>
+std::iter_difference_t<It> parallel_count_if(P part, It first, It last, Pred pred) {
+    CREW_DETAIL_RANDOM_ACCESS(It, "crew::parallel_count_if");
+    using D = std::iter_difference_t<It>;
+    if constexpr (random_access_input<It>) {
+        auto one_if = [&pred](auto&& x) -> D { return pred(std::forward<decltype(x)>(x)) ? D{1} : D{0}; };
+        return parallel_transform_reduce(part, first, last, D{0}, std::plus<>(), one_if);
+    } else {
+        return D{0};
+    }
+}
+
+template <class It, class Pred>
+    requires(!partitioner<It>)
+std::iter_difference_t<It> parallel_count_if(It first, It last, Pred pred) {
+    return parallel_count_if(auto_partition, first, last, std::move(pred));
+}
+
+// std::count: the number of elements equal to value.
+template <partitioner P, class It, class T>
+std::iter_difference_t<It> parallel_count(P part, It first, It last, const T& value) {
+    return parallel_count_if(part, first, last, [&value](auto&& x) -> bool { return x == value; });
+}
+
+template <class It, class T>
+    requires(!partitioner<It>)
+std::iter_difference_t<It> parallel_count(It first, It last, const T& value) {
+    return parallel_count(auto_partition, first, last, value);
+}
+
+// ---- searching (early stop) ----
+
+namespace detail {
+
+// The index of the first x in [first, first + n) with pred(x) (any_match: of some such x), or n.
+template <class P, class It, class Pred>
+std::size_t find_index(P part, It first, std::size_t n, Pred& pred, bool any_match) {
+    return search_index(part, n, [&](std::size_t i) -> bool { return static_cast<bool>(pred(*advance_by(first, i))); },
+                        any_match);
+}
+
+}  // namespace detail
+
+// std::find_if: the first element x with pred(x), or last.
+template <partitioner P, class It, class Pred>
+It parallel_find_if(P part, It first, It last, Pred pred) {
+    CREW_DETAIL_RANDOM_ACCESS(It, "crew::parallel_find_if");
+    CREW_DETAIL_LOOP_PARTITIONER(P, "crew::parallel_find_if");
+    if constexpr (random_access_input<It>) {
+        const std::size_t n = detail::checked_count(first, last, "crew::parallel_find_if");
+        return detail::advance_by(first, detail::find_index(part, first, n, pred, false));
+    } else {
+        return last;
+    }
+}
+
+template <class It, class Pred>
+    requires(!partitioner<It>)
+It parallel_find_if(It first, It last, Pred pred) {
+    return parallel_find_if(auto_partition, first, last, std::move(pred));
+}
+
+// std::find_if_not: the first element x with !pred(x), or last.
+template <partitioner P, class It, class Pred>
+It parallel_find_if_not(P part, It first, It last, Pred pred) {
+    return parallel_find_if(part, first, last, [&pred](auto&& x) -> bool { return !pred(std::forward<decltype(x)>(x)); });
+}
+
+template <class It, class Pred>
+    requires(!partitioner<It>)
+It parallel_find_if_not(It first, It last, Pred pred) {
+    return parallel_find_if_not(auto_partition, first, last, std::move(pred));
+}
+
+// std::find: the first element equal to value, or last.
+template <partitioner P, class It, class T>
+It parallel_find(P part, It first, It last, const T& value) {
+    return parallel_find_if(part, first, last, [&value](auto&& x) -> bool { return x == value; });
+}
+
+template <class It, class T>
+    requires(!partitioner<It>)
+It parallel_find(It first, It last, const T& value) {
+    return parallel_find(auto_partition, first, last, value);
+}
+
+// std::any_of: whether some x has pred(x). Stops at any match.
+template <partitioner P, class It, class Pred>
+bool parallel_any_of(P part, It first, It last, Pred pred) {
+    CREW_DETAIL_RANDOM_ACCESS(It, "crew::parallel_any_of");
+    CREW_DETAIL_LOOP_PARTITIONER(P, "crew::parallel_any_of");
+    if constexpr (random_access_input<It>) {
+        const std::size_t n = detail::checked_count(first, last, "crew::parallel_any_of");
+        return detail::find_index(part, first, n, pred, true) != n;
+    } else {
+        return false;
+    }
+}
+
+template <class It, class Pred>
+    requires(!partitioner<It>)
+bool parallel_any_of(It first, It last, Pred pred) {
+    return parallel_any_of(auto_partition, first, last, std::move(pred));
+}
+
+// std::none_of: whether no x has pred(x).
+template <partitioner P, class It, class Pred>
+bool parallel_none_of(P part, It first, It last, Pred pred) {
+    return !parallel_any_of(part, first, last, std::move(pred));
+}
+
+template <class It, class Pred>
+    requires(!partitioner<It>)
+bool parallel_none_of(It first, It last, Pred pred) {
+    return !parallel_any_of(auto_partition, first, last, std::move(pred));
+}
+
+// std::all_of: whether every x has pred(x) (true for an empty range).
+template <partitioner P, class It, class Pred>
+bool parallel_all_of(P part, It first, It last, Pred pred) {
+    return !parallel_any_of(part, first, last, [&pred](auto&& x) -> bool { return !pred(std::forward<decltype(x)>(x)); });
+}
+
+template <class It, class Pred>
+    requires(!partitioner<It>)
+bool parallel_all_of(It first, It last, Pred pred) {
+    return parallel_all_of(auto_partition, first, last, std::move(pred));
+}
+
+// std::equal(first1, last1, first2, pred): whether pred(first1[i], first2[i]) for every i. Stops at
+// any mismatch.
+template <partitioner P, class It1, class It2, class Pred>
+    requires(!partitioner<It1>)
+bool parallel_equal(P part, It1 first1, It1 last1, It2 first2, Pred pred) {
+    static_assert(random_access_input<It1> && random_access_input<It2>,
+                  "crew::parallel_equal needs random-access iterators (a vector's, an array's, a pointer)");
+    CREW_DETAIL_LOOP_PARTITIONER(P, "crew::parallel_equal");
+    if constexpr (random_access_input<It1> && random_access_input<It2>) {
+        const std::size_t n = detail::checked_count(first1, last1, "crew::parallel_equal");
+        auto differs = [&](std::size_t i) -> bool {
+            return !pred(*detail::advance_by(first1, i), *detail::advance_by(first2, i));
+        };
+        return detail::search_index(part, n, differs, true) == n;
+    } else {
+        return false;
+    }
+}
+
+// std::equal(first1, last1, first2, last2, pred): false at once when the lengths differ.
+template <partitioner P, class It1, class It2, class Pred>
+    requires(random_access_input<It2>)
+bool parallel_equal(P part, It1 first1, It1 last1, It2 first2, It2 last2, Pred pred) {
+    static_assert(random_access_input<It1>, "crew::parallel_equal needs random-access iterators");
+    if constexpr (random_access_input<It1>) {
+        if (detail::checked_count(first1, last1, "crew::parallel_equal") !=
+            detail::checked_count(first2, last2, "crew::parallel_equal"))
+            return false;
+        return parallel_equal(part, first1, last1, first2, std::move(pred));
+    } else {
+        return false;
+    }
+}
+
+// The forms without a predicate compare with ==; the forms without a partitioner use auto_partition.
+template <partitioner P, class It1, class It2>
+bool parallel_equal(P part, It1 first1, It1 last1, It2 first2) {
+    return parallel_equal(part, first1, last1, first2, std::equal_to<>());
+}
+
+template <partitioner P, class It1, class It2>
+    requires(random_access_input<It2>)
+bool parallel_equal(P part, It1 first1, It1 last1, It2 first2, It2 last2) {
+    return parallel_equal(part, first1, last1, first2, last2, std::equal_to<>());
+}
+
+template <class It1, class It2>
+    requires(!partitioner<It1>)
+bool parallel_equal(It1 first1, It1 last1, It2 first2) {
+    return parallel_equal(auto_partition, first1, last1, first2, std::equal_to<>());
+}
+
+template <class It1, class It2, class Pred>
+    requires(!partitioner<It1> && !partitioner<Pred> && !std::same_as<It2, Pred>)
+bool parallel_equal(It1 first1, It1 last1, It2 first2, Pred pred) {
+    return parallel_equal(auto_partition, first1, last1, first2, std::move(pred));
+}
+
+template <class It1, class It2>
+    requires(!partitioner<It1> && random_access_input<It2>)
+bool parallel_equal(It1 first1, It1 last1, It2 first2, It2 last2) {
+    return parallel_equal(auto_partition, first1, last1, first2, last2, std::equal_to<>());
+}
+
+template <class It1, class It2, class Pred>
+    requires(!partitioner<It1> && !partitioner<Pred> && random_access_input<It2>)
+bool parallel_equal(It1 first1, It1 last1, It2 first2, It2 last2, Pred pred) {
+    return parallel_equal(auto_partition, first1, last1, first2, last2, std::move(pred));
+}
+
+// ---- minimum and maximum ----
+
+namespace detail {
+
+// Which of two candidates (indices, left before right) a reduction keeps.
+enum class pick { first_min, first_max, last_max };
+
+template <pick Pick, class It, class Comp>
+std::size_t pick_of(It first, std::size_t l, std::size_t r, Comp& comp) {
+    auto x = advance_by(first, l);
+    auto y = advance_by(first, r);
+    if constexpr (Pick == pick::first_min)
+        return comp(*y, *x) ? r : l;  // ties keep the left one (the first smallest)
+    else if constexpr (Pick == pick::first_max)
+        return comp(*x, *y) ? r : l;  // ties keep the left one (the first largest)
+    else
+        return comp(*y, *x) ? l : r;  // ties take the right one (the last largest)
+}
+
+template <pick Pick, class P, class It, class Comp>
+std::size_t extreme_index(P part, It first, std::size_t n, Comp& comp) {
+    auto leaf = [&](std::size_t b, std::size_t e) -> std::size_t {
+        std::size_t best = b;
+        for (std::size_t i = b + 1; i < e; ++i) best = pick_of<Pick>(first, best, i, comp);
+        return best;
+    };
+    auto combine = [&](std::size_t l, std::size_t r) -> std::size_t { return pick_of<Pick>(first, l, r, comp); };
+    return on_worker([&] { return parallel_fold<std::size_t>(part, n, leaf, combine); });
+}
+
+struct index_pair {
+    std::size_t min, max;
+};
+
+template <class P, class It, class Comp>
+index_pair minmax_index(P part, It first, std::size_t n, Comp& comp) {
+    auto leaf = [&](std::size_t b, std::size_t e) -> index_pair {
+        index_pair r{b, b};
+        for (std::size_t i = b + 1; i < e; ++i) {
+            r.min = pick_of<pick::first_min>(first, r.min, i, comp);
+            r.max = pick_of<pick::last_max>(first, r.max, i, comp);
+        }
+        return r;
+    };
+    auto combine = [&](index_pair l, index_pair r) -> index_pair {
+        return {pick_of<pick::first_min>(first, l.min, r.min, comp), pick_of<pick::last_max>(first, l.max, r.max, comp)};
+    };
+    return on_worker([&] { return parallel_fold<index_pair>(part, n, leaf, combine); });
+}
+
+}  // namespace detail
+
+// std::min_element: the first smallest element under comp (default std::less<>), or last.
+template <partitioner P, class It, class Comp>
+It parallel_min_element(P part, It first, It last, Comp comp) {
+    CREW_DETAIL_RANDOM_ACCESS(It, "crew::parallel_min_element");
+    if constexpr (random_access_input<It>) {
+        const std::size_t n = detail::checked_count(first, last, "crew::parallel_min_element");
+        if (n == 0) return last;
+        return detail::advance_by(first, detail::extreme_index<detail::pick::first_min>(part, first, n, comp));
+    } else {
+        return last;
+    }
+}
+
+// std::max_element: the first largest element under comp, or last.
+template <partitioner P, class It, class Comp>
+It parallel_max_element(P part, It first, It last, Comp comp) {
+    CREW_DETAIL_RANDOM_ACCESS(It, "crew::parallel_max_element");
+    if constexpr (random_access_input<It>) {
+        const std::size_t n = detail::checked_count(first, last, "crew::parallel_max_element");
+        if (n == 0) return last;
+        return detail::advance_by(first, detail::extreme_index<detail::pick::first_max>(part, first, n, comp));
+    } else {
+        return last;
+    }
+}
+
+// std::minmax_element: {the first smallest, the LAST largest} (as std), or {last, last}.
+template <partitioner P, class It, class Comp>
+std::pair<It, It> parallel_minmax_element(P part, It first, It last, Comp comp) {
+    CREW_DETAIL_RANDOM_ACCESS(It, "crew::parallel_minmax_element");
+    if constexpr (random_access_input<It>) {
+        const std::size_t n = detail::checked_count(first, last, "crew::parallel_minmax_element");
+        if (n == 0) return {last, last};
+        detail::index_pair r = detail::minmax_index(part, first, n, comp);
+        return {detail::advance_by(first, r.min), detail::advance_by(first, r.max)};
+    } else {
+        return {last, last};
+    }
+}
+
+#define CREW_DETAIL_MINMAX_FORMS(name)                                      \
+    template <partitioner P, class It>                                      \
+    auto name(P part, It first, It last) {                                  \
+        return name(part, first, last, std::less<>());                      \
+    }                                                                       \
+    template <class It, class Comp>                                         \
+        requires(!partitioner<It> && !partitioner<Comp>)                    \
+    auto name(It first, It last, Comp comp) {                               \
+        return name(auto_partition, first, last, std::move(comp));          \
+    }                                                                       \
+    template <class It>                                                     \
+        requires(!partitioner<It>)                                          \
+    auto name(It first, It last) {                                          \
+        return name(auto_partition, first, last, std::less<>());            \
+    }
+
+// The forms without comp use std::less<>; the forms without a partitioner use auto_partition.
+CREW_DETAIL_MINMAX_FORMS(parallel_min_element)
+CREW_DETAIL_MINMAX_FORMS(parallel_max_element)
+CREW_DETAIL_MINMAX_FORMS(parallel_minmax_element)
+#undef CREW_DETAIL_MINMAX_FORMS
+
+// The partitioner as the last argument, as oneTBB places it: parallel_find_if(first, last, pred,
+// crew::static_partition).
+CREW_DETAIL_PARTITIONER_LAST(parallel_count)
+CREW_DETAIL_PARTITIONER_LAST(parallel_count_if)
+CREW_DETAIL_PARTITIONER_LAST(parallel_find)
+CREW_DETAIL_PARTITIONER_LAST(parallel_find_if)
+CREW_DETAIL_PARTITIONER_LAST(parallel_find_if_not)
+CREW_DETAIL_PARTITIONER_LAST(parallel_any_of)
+CREW_DETAIL_PARTITIONER_LAST(parallel_all_of)
+CREW_DETAIL_PARTITIONER_LAST(parallel_none_of)
+CREW_DETAIL_PARTITIONER_LAST(parallel_equal)
+CREW_DETAIL_PARTITIONER_LAST(parallel_min_element)
+CREW_DETAIL_PARTITIONER_LAST(parallel_max_element)
+CREW_DETAIL_PARTITIONER_LAST(parallel_minmax_element)
+
+}  // namespace crew

@@ -1,0 +1,231 @@
+// crew/algorithms/std_support.hpp -- shared pieces of the std-named algorithms (numeric.hpp,
+// search.hpp, copy.hpp, ranges.hpp): the partitioner-last calling convention, the early-stopping
+// search driver, and block sizes of the two-pass algorithms.
+#pragma once
+
+#include <atomic>
+#include <concepts>
+#include <cstddef>
+#include <functional>
+#include <iterator>
+#include <ranges>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "crew/algorithms/partition.hpp"
+#include "crew/algorithms/range.hpp"
+
+namespace crew {
+
+namespace detail {
+
+// ---- the partitioner as the LAST argument (oneTBB's position) ----
+
+template <class... A>
+using last_arg_t = std::tuple_element_t<sizeof...(A) - 1, std::tuple<A...>>;
+
+template <class... A>
+concept partitioner_last = sizeof...(A) >= 2 && partitioner<last_arg_t<A...>> &&
+                           !partitioner<std::tuple_element_t<0, std::tuple<A...>>>;
+
+// f(last, a0, a1, ..., a(n-2)): the partitioner moved to the front.
+template <class F, class Tuple, std::size_t... I>
+decltype(auto) call_partitioner_first(F& f, Tuple&& args, std::index_sequence<I...>) {
+    return f(std::get<sizeof...(I)>(std::move(args)), std::get<I>(std::move(args))...);
+}
+
+// ---- ranges of the std::ranges kind (not crew::range's splitting ranges) ----
+
+// What a range overload accepts: random-access and sized (so begin + size is its end), and not a
+// oneTBB-style splitting range such as crew::blocked_range (those have their own algorithms).
+template <class R>
+concept sized_random_access_range = std::ranges::random_access_range<R> && std::ranges::sized_range<R> &&
+                                    !crew::range<std::remove_cvref_t<R>> && !partitioner<R>;
+
+template <class R>
+auto range_first(R& r) {
+    return std::ranges::begin(r);
+}
+template <class R>
+auto range_last(R& r) {
+    return std::ranges::begin(r) + static_cast<std::ranges::range_difference_t<R>>(std::ranges::size(r));
+}
+
+// An iterator into r as std::ranges returns it: std::ranges::dangling for an rvalue range that
+// does not borrow its elements (the iterator would outlive them).
+template <class R, class It>
+std::ranges::borrowed_iterator_t<R> borrowed(It it) {
+    if constexpr (std::ranges::borrowed_range<R>)
+        return it;
+    else
+        return std::ranges::dangling{};
+}
+
+// ---- block sizes of the two-pass algorithms (copy_if, stable_partition) ----
+
+// Elements per block: at most 256 blocks of at least 4,096 elements with auto_partition, one block
+// per worker with static_partition, `grain` elements with simple_partition.
+inline std::size_t pass_block(auto_partition_t, std::size_t n) noexcept {
+    constexpr std::size_t max_blocks = 256, min_block = 4096;
+    std::size_t b = (n + max_blocks - 1) / max_blocks;
+    return b < min_block ? min_block : b;
+}
+inline std::size_t pass_block(static_partition_t, std::size_t n) noexcept {
+    std::size_t p = current_pool_size();
+    std::size_t b = (n + p - 1) / p;
+    return b > 0 ? b : 1;
+}
+inline std::size_t pass_block(simple_partition p, std::size_t) noexcept { return p.grain(); }
+inline std::size_t pass_block(deterministic_partition p, std::size_t) noexcept { return p.grain(); }
+
+// Calls per_block(k) for every k in [0, blocks), in parallel (static_partition stays static).
+template <class P, class F>
+void for_each_block(P, std::size_t blocks, F&& per_block) {
+    auto leaf = [&](std::size_t kb, std::size_t ke) {
+        for (std::size_t k = kb; k != ke; ++k) per_block(k);
+    };
+    if constexpr (std::same_as<P, static_partition_t>)
+        parallel_leaves(static_partition, blocks, leaf);
+    else
+        parallel_leaves(auto_partition, blocks, leaf);
+}
+
+// ---- the early-stopping search ----
+//
+// search_first(p, n, test) returns the least i in [0, n) with test(i), or n. Every call keeps
+// `best`, the least matching index found so far. A piece [b, e) with b >= best is not started
+// (nor split further), and a running leaf re-reads best every search_check_every elements and
+// stops once it is past it; pieces before best keep running, so the first match is always found.
+// In `any` mode (any_of, equal, ...) any match ends the search: every piece stops.
+
+inline constexpr std::size_t search_check_every = 512;
+
+template <class Test>
+struct search_state {
+    Test& test;
+    bool any;
+    std::atomic<std::size_t> best;
+    cancel_flag cancel;
+
+    // relaxed: best only tells pieces they may skip work; the final value is read after every
+    // piece finished, and join's completion orders each piece's offer() before that read.
+    std::size_t current() const noexcept { return best.load(std::memory_order_relaxed); }
+    bool done_before(std::size_t i) const noexcept {
+        std::size_t b = current();
+        return any ? b != npos() : i >= b;
+    }
+    std::size_t npos() const noexcept { return n_; }
+    void offer(std::size_t i) noexcept {
+        std::size_t cur = current();
+        // relaxed: a min over indices; see current().
+        while (i < cur && !best.compare_exchange_weak(cur, i, std::memory_order_relaxed)) {
+        }
+    }
+    std::size_t n_;
+
+    search_state(Test& t, bool any_match, std::size_t n) : test(t), any(any_match), best(n), n_(n) {}
+};
+
+// Scans [b, e) in steps of search_check_every; stops at a match or once the search is decided.
+template <class Test>
+void search_leaf(search_state<Test>& st, std::size_t b, std::size_t e) {
+    while (b != e) {
+        if (st.done_before(b)) return;
+        const std::size_t stop = e - b > search_check_every ? b + search_check_every : e;
+        for (; b != stop; ++b)
+            if (st.test(b)) {
+                st.offer(b);
+                return;
+            }
+    }
+}
+
+template <class Splitter, class Test>
+void search_divide(Splitter s, std::size_t b, std::size_t e, bool migrated, search_state<Test>& st);
+
+// auto_partition's leaf: in blocks, splitting the rest off when this worker's deque ran empty.
+template <class Test>
+void search_demand_leaf(adaptive_splitter s, std::size_t b, std::size_t e, search_state<Test>& st) {
+    const std::size_t block = demand_block(e - b, s);
+    for (;;) {
+        const std::size_t stop = demand_block_end(b, e, block, s);
+        st.cancel.guard([&] { search_leaf(st, b, stop); });
+        b = stop;
+        if (b == e || st.cancel.cancelled() || st.done_before(b)) return;
+        if (offer_work_wanted(e - b, s)) {
+            s.splits = 1;  // exactly one split of the rest
+            search_divide(s, b, e, false, st);
+            return;
+        }
+    }
+}
+
+template <class Splitter, class Test>
+void search_divide(Splitter s, std::size_t b, std::size_t e, bool migrated, search_state<Test>& st) {
+    if (st.cancel.cancelled() || st.done_before(b)) return;
+    Splitter rs;
+    if (std::size_t l = s.split(e - b, migrated, rs); l != 0) {
+        worker* creator = current_worker;
+        const std::size_t m = b + l;
+        crew::join([&] { search_divide(s, b, m, false, st); },
+                   [&] { search_divide(rs, m, e, current_worker != creator, st); });
+        return;
+    }
+    if constexpr (std::same_as<Splitter, adaptive_splitter>)
+        search_demand_leaf(s, b, e, st);
+    else
+        st.cancel.guard([&] { search_leaf(st, b, e); });
+}
+
+// The least i in [0, n) with test(i) (any_match: some such i), or n when there is none.
+template <class P, class Test>
+std::size_t search_index(P part, std::size_t n, Test&& test, bool any_match) {
+    if (n == 0) return 0;
+    return on_worker([&] {
+        search_state<std::remove_reference_t<Test>> st(test, any_match, n);
+        search_divide(make_splitter(part), 0, n, false, st);
+        return st.current();
+    });
+}
+
+// A predicate seen through a projection: pred(proj(x)).
+template <class Pred, class Proj>
+auto projected(Pred& pred, Proj& proj) {
+    return [&pred, &proj](auto&& x) -> bool {
+        return static_cast<bool>(std::invoke(pred, std::invoke(proj, std::forward<decltype(x)>(x))));
+    };
+}
+
+// A comparator seen through a projection: comp(proj(a), proj(b)).
+template <class Comp, class Proj>
+auto projected_comp(Comp& comp, Proj& proj) {
+    return [&comp, &proj](auto&& a, auto&& b) -> bool {
+        return static_cast<bool>(std::invoke(comp, std::invoke(proj, std::forward<decltype(a)>(a)),
+                                             std::invoke(proj, std::forward<decltype(b)>(b))));
+    };
+}
+
+#define CREW_DETAIL_RANDOM_ACCESS(It, who) \
+    static_assert(::crew::random_access_input<It>, who " needs random-access iterators (a vector's, an array's, a pointer)")
+
+#define CREW_DETAIL_LOOP_PARTITIONER(P, who)                                                                 \
+    static_assert(!std::same_as<std::remove_cvref_t<P>, ::crew::deterministic_partition>,                     \
+                  who ": crew::deterministic only applies to reductions and scans; use crew::simple_partition{grain} " \
+                  "for a fixed split")
+
+}  // namespace detail
+
+}  // namespace crew
+
+// Defines name(args..., partitioner): oneTBB's order, forwarded to name(partitioner, args...). It is
+// found for the calls whose last argument is a partitioner and whose first is not; overloads of
+// name with a partitioner parameter last that are not variadic are more specialized and win.
+#define CREW_DETAIL_PARTITIONER_LAST(name)                                                                    \
+    template <class... A>                                                                                     \
+        requires ::crew::detail::partitioner_last<A...>                                                       \
+    decltype(auto) name(A&&... args) {                                                                       \
+        auto call = [](auto&&... b) -> decltype(auto) { return name(std::forward<decltype(b)>(b)...); };     \
+        return ::crew::detail::call_partitioner_first(call, std::forward_as_tuple(std::forward<A>(args)...), \
+                                                      std::make_index_sequence<sizeof...(A) - 1>());         \
+    }
