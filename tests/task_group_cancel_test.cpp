@@ -3,6 +3,8 @@
 // none lost, none run twice.
 #include <gtest/gtest.h>
 
+#include <crew/crew.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
@@ -244,6 +246,36 @@ TEST_P(task_group_cancel, cancel_races_with_nesting) {
         EXPECT_EQ(tally.ran.load() + tally.dropped.load(), 8 * started.load());
         EXPECT_EQ(tally.ran_twice.load(), 0);
     }
+}
+
+// A loop inside a canceled group starts no new chunks: the body cancels the group on its first
+// element, so far fewer than all elements run (each chunk already started may finish).
+TEST_P(task_group_cancel, a_parallel_for_in_a_canceled_group_stops_starting_chunks) {
+    crew_test::watchdog dog(60s);
+    constexpr std::size_t n = 1000000;
+    std::atomic<std::size_t> calls{0};
+    crew::task_group g(pool());
+    g.run([&] {
+        crew::parallel_for(crew::simple_partition{64}, std::size_t{0}, n, [&](std::size_t) {
+            if (calls.fetch_add(1, std::memory_order_relaxed) == 0) g.cancel();
+        });
+    });
+    EXPECT_EQ(g.wait(), crew::task_group_status::canceled);
+    EXPECT_GE(calls.load(), 1u);
+    EXPECT_LT(calls.load(), n / 2);
+}
+
+// The half of a join that a thief takes runs in the forking child's group: it sees the cancel.
+TEST_P(task_group_cancel, a_stolen_join_half_sees_its_groups_cancellation) {
+    crew_test::watchdog dog(60s);
+    crew::task_group g(pool());
+    std::atomic<int> saw{0};
+    g.run([&] {
+        crew::join([&] { g.cancel(); },
+                   [&] { saw.fetch_add(spin_until_canceling() ? 1 : 0); });
+    });
+    g.wait();
+    EXPECT_EQ(saw.load(), 1);
 }
 
 CREW_ALL_POOL_SIZES(task_group_cancel);

@@ -25,11 +25,16 @@ struct join_job final : task {
     result_cell<R> result;
     completion done;
 
-    explicit join_job(std::remove_reference_t<G>& g) noexcept : task{&run_stolen}, fn(g) {}
+    // The task_group context of the forking task: a thief runs g inside it, so is_canceling() and
+    // groups nested in g see the group there too (the forking task waits for g: it outlives the job).
+    cancel_context* const context;
+
+    explicit join_job(std::remove_reference_t<G>& g) noexcept : task{&run_stolen}, fn(g), context(current_context) {}
 
     // Run by a thief.
     static void run_stolen(task* t) noexcept {
         auto* self = static_cast<join_job*>(t);
+        context_scope scope(self->context);
         self->result.run(std::forward<G>(self->fn));
         self->done.set();  // the last touch: the owner may return and pop this frame right after
     }

@@ -211,11 +211,19 @@ inline grain_splitter make_splitter(simple_partitioner, std::size_t min_len = 1)
     return grain_splitter{1, min_len > 0 ? min_len : 1};
 }
 
-// One per algorithm call: set when user code threw; unstarted chunks then do nothing.
+// One per algorithm call: set when user code threw; unstarted chunks then do nothing. A loop's flag
+// (follow_group) also reads as set once the task_group the caller runs in is canceled, so a loop in
+// a canceled group starts no new chunks; reductions, scans and multi-pass algorithms run every
+// chunk, since their result (or the next pass) needs all of them.
 class cancel_flag {
 public:
+    cancel_flag() = default;
+    explicit cancel_flag(bool follow_group) noexcept : follow_group_(follow_group) {}
+
     // relaxed: only a hint to skip work; the exception itself travels through join's result cells.
-    bool cancelled() const noexcept { return flag_.load(std::memory_order_relaxed); }
+    bool cancelled() const noexcept {
+        return flag_.load(std::memory_order_relaxed) || (follow_group_ && detail::cancellation_requested());
+    }
     void cancel() noexcept { flag_.store(true, std::memory_order_relaxed); }
 
     // Runs fn(); if it throws, cancels the rest of the call and rethrows.
@@ -231,6 +239,7 @@ public:
 
 private:
     std::atomic<bool> flag_{false};
+    bool follow_group_ = false;
 };
 
 // ---- the drivers ----
@@ -342,9 +351,19 @@ std::optional<T> reduce_divide(Splitter s, std::size_t b, std::size_t e, bool mi
         return cancel.guard([&] { return std::optional<T>(std::in_place, leaf(b, e)); });
 }
 
-// Runs leaf over [0, n) in parallel with partitioner p. Must be called on a worker.
+// Runs leaf over [0, n) in parallel with partitioner p: a loop, which starts no new chunk once the
+// caller's task_group is canceled. Must be called on a worker.
 template <class P, class Leaf>
 void parallel_leaves(P p, std::size_t n, Leaf&& leaf, std::size_t min_len = 1) {
+    if (n == 0) return;
+    cancel_flag cancel(true);
+    for_divide(make_splitter(p, min_len), 0, n, false, leaf, cancel);
+}
+
+// As parallel_leaves, but every leaf runs (unless user code throws): for a pass of a multi-pass
+// algorithm (scans, copy_if, partition), whose next pass reads what every leaf wrote.
+template <class P, class Leaf>
+void parallel_leaves_complete(P p, std::size_t n, Leaf&& leaf, std::size_t min_len = 1) {
     if (n == 0) return;
     cancel_flag cancel;
     for_divide(make_splitter(p, min_len), 0, n, false, leaf, cancel);

@@ -197,7 +197,7 @@ void range_for_entry(P part, const R& range, Body& body) {
     if (range.empty()) return;
     on_worker([&] {
         R r = range;
-        cancel_flag cancel;
+        cancel_flag cancel(true);
         range_for_divide(make_range_splitter(part), r, false, body, cancel);
     });
 }

@@ -90,9 +90,9 @@ Out scan_on_worker(P part, It first, std::size_t n, Out out, std::optional<T> in
             for (std::size_t k = kb; k != ke; ++k) per_block(k);
         };
         if constexpr (std::same_as<P, static_partition_t>)
-            parallel_leaves(static_partition, blocks, leaf);
+            parallel_leaves_complete(static_partition, blocks, leaf);
         else
-            parallel_leaves(auto_partition, blocks, leaf);
+            parallel_leaves_complete(auto_partition, blocks, leaf);
     };
     // (1) block sums, all but the last block's.
     std::vector<std::optional<T>> start(blocks);

@@ -86,9 +86,9 @@ void for_each_block(P, std::size_t blocks, F&& per_block) {
         for (std::size_t k = kb; k != ke; ++k) per_block(k);
     };
     if constexpr (std::same_as<P, static_partition_t>)
-        parallel_leaves(static_partition, blocks, leaf);
+        parallel_leaves_complete(static_partition, blocks, leaf);
     else
-        parallel_leaves(auto_partition, blocks, leaf);
+        parallel_leaves_complete(auto_partition, blocks, leaf);
 }
 
 // ---- the early-stopping search ----
