@@ -1,5 +1,5 @@
 // Porting pool configuration and per-thread state from oneTBB, std and Rayon to crew: each section
-// is one row of docs/porting/pool.md, with the original in a comment above the crew code.
+// is one row of docs/PORTING.md, with the original in a comment above the crew code.
 // Runs as a program of its own (it configures the default pool, which a process does once).
 #include <crew/crew.hpp>
 

@@ -1,5 +1,5 @@
 // examples/porting_ranges.cpp -- oneTBB's range/body model (and the Rayon equivalents) in crew,
-// one numbered section per row of docs/porting/ranges.md. Each section checks its result against a
+// one numbered section per row of docs/PORTING.md. Each section checks its result against a
 // serial loop; the program prints them and exits with 1 on any mismatch.
 #include <crew/algorithms.hpp>
 #include <crew/crew.hpp>

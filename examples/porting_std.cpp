@@ -1,4 +1,4 @@
-// porting_std: std::execution::par / Rayon idioms and their crew equivalents (docs/porting/std.md).
+// porting_std: std::execution::par / Rayon idioms and their crew equivalents (docs/PORTING.md).
 #include <crew/algorithms.hpp>
 #include <crew/crew.hpp>
 

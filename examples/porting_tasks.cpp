@@ -1,5 +1,5 @@
 // Porting task code from oneTBB, the C++ standard library and Rayon to crew: one running example
-// per row of docs/porting/tasks.md. Returns 0 when every example produced what it says.
+// per row of docs/PORTING.md. Returns 0 when every example produced what it says.
 #include <crew/crew.hpp>
 
 #include <atomic>
