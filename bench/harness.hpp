@@ -175,6 +175,11 @@ problem make_reduce(const config&, std::vector<std::string>& notes);
 problem make_map_sum(const config&, std::vector<std::string>& notes);
 problem make_for_overhead(const config&, std::vector<std::string>& notes);
 problem make_range_for(const config&, std::vector<std::string>& notes);
+problem make_count_if(const config&, std::vector<std::string>& notes);
+problem make_find_if_early(const config&, std::vector<std::string>& notes);
+problem make_find_if_none(const config&, std::vector<std::string>& notes);
+problem make_min_element(const config&, std::vector<std::string>& notes);
+problem make_copy_if(const config&, std::vector<std::string>& notes);
 
 // ---- the driver pieces (bench/runner.cpp, bench/report.cpp) ----
 void run_problem(const config& cfg, const problem& p, results& out, std::size_t& done, std::size_t total);

@@ -46,6 +46,11 @@ const std::vector<registered>& registry() {
         {"map_sum", make_map_sum},
         {"for_overhead", make_for_overhead},
         {"range_for", make_range_for},
+        {"count_if", make_count_if},
+        {"find_if_early", make_find_if_early},
+        {"find_if_none", make_find_if_none},
+        {"min_element", make_min_element},
+        {"copy_if", make_copy_if},
     };
     return all;
 }
