@@ -90,6 +90,73 @@ TEST_P(algorithms_ranges, rvalue_views) {
 }
 #endif
 
+// The forms that once also matched reduce.hpp's and for_each.hpp's iterator/index overloads (a
+// range taken for `first`, init for `last`): each must pick the range overload.
+TEST_P(algorithms_ranges, forms_that_look_like_iterator_pairs) {
+    pool().run([&] {
+        for (std::size_t n : sizes) {
+            auto v = random_ints(n, 7, -50, 50);
+            auto w = random_ints(n + 3, 8, -50, 50);  // longer: the binary forms use the shorter
+            auto wn = w.begin() + static_cast<std::ptrdiff_t>(n);
+            const long sum = std::reduce(v.begin(), v.end(), 3L);
+            EXPECT_EQ(crew::parallel_reduce(v, 3L, std::plus<>()), sum);
+            EXPECT_EQ(crew::parallel_reduce(v, 3L, crew::static_partition), sum);
+            EXPECT_EQ(crew::parallel_reduce(v, 3L, crew::simple_partition(16)), sum);
+            EXPECT_EQ(crew::parallel_reduce(v, 3L, std::plus<>(), crew::static_partition), sum);
+            EXPECT_EQ(crew::parallel_reduce(crew::static_partition, v, 3L, std::plus<>()), sum);
+            const long inner = std::transform_reduce(v.begin(), v.end(), w.begin(), 2L, std::plus<>(), std::multiplies<>());
+            EXPECT_EQ(crew::parallel_transform_reduce(v, w, 2L, std::plus<>(), std::multiplies<>()), inner);
+            EXPECT_EQ(crew::parallel_transform_reduce(v, w, 2L, std::plus<>(), std::multiplies<>(), crew::static_partition),
+                      inner);
+            EXPECT_EQ(crew::parallel_transform_reduce(crew::static_partition, v, w, 2L, std::plus<>(), std::multiplies<>()),
+                      inner);
+            std::vector<int> out(n + 3, 0), exp(n + 3, 0);
+            std::transform(v.begin(), v.end(), w.begin(), exp.begin(), std::minus<>());
+            EXPECT_EQ(crew::parallel_transform(v, w, out.begin(), std::minus<>()) - out.begin(), static_cast<std::ptrdiff_t>(n));
+            EXPECT_EQ(out, exp);
+            std::ranges::fill(out, 0);
+            EXPECT_EQ(crew::parallel_transform(w, v, out.begin(), std::minus<>(), crew::static_partition) - out.begin(),
+                      static_cast<std::ptrdiff_t>(n));
+            std::transform(wn - static_cast<std::ptrdiff_t>(n), wn, v.begin(), exp.begin(), std::minus<>());
+            EXPECT_EQ(out, exp);
+            // The iterator/index forms with the same argument counts still work.
+            EXPECT_EQ(crew::parallel_reduce(v.begin(), v.end(), 3L), sum);
+            EXPECT_EQ(crew::parallel_reduce(v.data(), v.data() + n, 3L, std::plus<>()), sum);
+            EXPECT_EQ(crew::parallel_reduce(0, static_cast<int>(n), 0L), static_cast<long>(n * (n - (n > 0)) / 2));
+            EXPECT_EQ(crew::parallel_transform_reduce(v.begin(), v.end(), 2L, std::plus<>(), [](int x) { return x * 2L; }),
+                      std::transform_reduce(v.begin(), v.end(), 2L, std::plus<>(), [](int x) { return x * 2L; }));
+            std::ranges::fill(out, 0);
+            crew::parallel_transform(v.begin(), v.end(), w.begin(), out.begin(), std::minus<>());
+            std::transform(v.begin(), v.end(), w.begin(), exp.begin(), std::minus<>());
+            EXPECT_EQ(out, exp);
+        }
+    });
+}
+
+#if !defined(__clang__) || __clang_major__ >= 15  // clang 14 cannot compile libstdc++'s views
+TEST_P(algorithms_ranges, forms_that_look_like_iterator_pairs_on_views) {
+    pool().run([&] {
+        for (int n : {0, 1, 7, 1000, 100000}) {
+            auto io = std::views::iota(0, n);
+            const long long sum = std::reduce(io.begin(), io.end(), 3LL);
+            EXPECT_EQ(crew::parallel_reduce(std::views::iota(0, n), 3LL, std::plus<>()), sum);
+            EXPECT_EQ(crew::parallel_reduce(std::views::iota(0, n), 3LL, crew::static_partition), sum);
+            auto io2 = std::views::iota(5, 5 + n + 2);
+            const long long inner =
+                std::transform_reduce(io.begin(), io.end(), io2.begin(), 2LL, std::plus<>(), std::multiplies<long long>());
+            EXPECT_EQ(crew::parallel_transform_reduce(std::views::iota(0, n), std::views::iota(5, 5 + n + 2), 2LL, std::plus<>(),
+                                                      std::multiplies<long long>()),
+                      inner);
+            std::vector<int> out(static_cast<std::size_t>(n)), exp(static_cast<std::size_t>(n));
+            std::transform(io.begin(), io.end(), io2.begin(), exp.begin(), std::plus<>());
+            EXPECT_EQ(crew::parallel_transform(std::views::iota(0, n), std::views::iota(5, 5 + n + 2), out.begin(), std::plus<>()),
+                      out.end());
+            EXPECT_EQ(out, exp);
+        }
+    });
+}
+#endif
+
 CREW_ALL_POOL_SIZES(algorithms_ranges);
 
 }  // namespace

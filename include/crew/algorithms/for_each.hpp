@@ -6,7 +6,8 @@
 // variadic parallel_invoke(part, f...) needs, since nothing can follow a pack) or last, as oneTBB
 // writes it (parallel_for(first, last, f, part)). Both mean the same. The range forms
 // (parallel_for(range, body)) live in range_algorithms.hpp; the overloads here refuse a crew::range
-// as `first`, so a blocked_range over iterators is never taken for an iterator pair.
+// as `first`, so a blocked_range over iterators is never taken for an iterator pair; parallel_transform
+// also refuses a sized random-access std range there (ranges.hpp's parallel_transform(r1, r2, out, f)).
 #pragma once
 
 #include <cstddef>
@@ -19,6 +20,7 @@
 
 #include "crew/algorithms/partition.hpp"
 #include "crew/algorithms/range.hpp"
+#include "crew/algorithms/std_support.hpp"
 
 namespace crew {
 
@@ -142,6 +144,7 @@ void parallel_for_each(It first, It last, F&& f, P part) {
 // out[i] = f(first[i]) for every i, in parallel, as std::transform. Returns the end of the output.
 // The input and output may be the same range.
 template <partitioner P, class It, class Out, class F>
+    requires(!detail::sized_random_access_range<It>)
 Out parallel_transform(P part, It first, It last, Out out, F&& f) {
     CREW_DETAIL_NOT_DETERMINISTIC(P, "crew::parallel_transform");
     static_assert(random_access_input<It> && random_access_input<Out>,
@@ -163,19 +166,20 @@ Out parallel_transform(P part, It first, It last, Out out, F&& f) {
 }
 
 template <class It, class Out, class F>
-    requires(!partitioner<It> && !range<It>)
+    requires(!partitioner<It> && !range<It> && !detail::sized_random_access_range<It>)
 Out parallel_transform(It first, It last, Out out, F&& f) {
     return parallel_transform(auto_partition, first, last, out, std::forward<F>(f));
 }
 
 template <class It, class Out, class F, partitioner P>
-    requires(!partitioner<It> && !range<It>)
+    requires(!partitioner<It> && !range<It> && !detail::sized_random_access_range<It>)
 Out parallel_transform(It first, It last, Out out, F&& f, P part) {
     return parallel_transform(part, first, last, out, std::forward<F>(f));
 }
 
 // out[i] = f(first1[i], first2[i]), as std::transform's binary form.
 template <partitioner P, class It1, class It2, class Out, class F>
+    requires(!detail::sized_random_access_range<It1>)
 Out parallel_transform(P part, It1 first1, It1 last1, It2 first2, Out out, F&& f) {
     CREW_DETAIL_NOT_DETERMINISTIC(P, "crew::parallel_transform");
     static_assert(random_access_input<It1> && random_access_input<It2> && random_access_input<Out>,
@@ -198,13 +202,13 @@ Out parallel_transform(P part, It1 first1, It1 last1, It2 first2, Out out, F&& f
 }
 
 template <class It1, class It2, class Out, class F>
-    requires(!partitioner<It1> && !range<It1> && !partitioner<F>)
+    requires(!partitioner<It1> && !range<It1> && !detail::sized_random_access_range<It1> && !partitioner<F>)
 Out parallel_transform(It1 first1, It1 last1, It2 first2, Out out, F&& f) {
     return parallel_transform(auto_partition, first1, last1, first2, out, std::forward<F>(f));
 }
 
 template <class It1, class It2, class Out, class F, partitioner P>
-    requires(!partitioner<It1> && !range<It1>)
+    requires(!partitioner<It1> && !range<It1> && !detail::sized_random_access_range<It1>)
 Out parallel_transform(It1 first1, It1 last1, It2 first2, Out out, F&& f, P part) {
     return parallel_transform(part, first1, last1, first2, out, std::forward<F>(f));
 }

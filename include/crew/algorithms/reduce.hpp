@@ -6,7 +6,9 @@
 //
 // The partitioner may come first or, as in oneTBB, last (see for_each.hpp). The range forms
 // parallel_reduce(range, identity, body, join) and parallel_reduce(range, body) live in
-// range_algorithms.hpp; the overloads here refuse a crew::range as `first`.
+// range_algorithms.hpp; the overloads here refuse a crew::range as `first`, and a sized
+// random-access std range too, so parallel_reduce(v, init, op) is ranges.hpp's form, not v as
+// `first` and init as `last`.
 #pragma once
 
 #include <concepts>
@@ -18,6 +20,7 @@
 
 #include "crew/algorithms/partition.hpp"
 #include "crew/algorithms/range.hpp"
+#include "crew/algorithms/std_support.hpp"
 
 namespace crew {
 
@@ -134,6 +137,7 @@ inline constexpr bool valid_reduce_range =
 // std::transform_reduce in parallel: init op tr(x0) op tr(x1) op ... For integer first/last,
 // tr receives each index.
 template <partitioner P, class I, class J, class T, class Op, class Tr>
+    requires(!detail::sized_random_access_range<I>)
 T parallel_transform_reduce(P part, I first, J last, T init, Op op, Tr transform) {
     using namespace detail;
     CREW_DETAIL_REDUCE_RANGE(I, J, "crew::parallel_transform_reduce");
@@ -146,14 +150,14 @@ T parallel_transform_reduce(P part, I first, J last, T init, Op op, Tr transform
 }
 
 template <class I, class J, class T, class Op, class Tr>
-    requires(!partitioner<I> && !range<I> && !partitioner<Tr>)
+    requires(!partitioner<I> && !range<I> && !detail::sized_random_access_range<I> && !partitioner<Tr>)
 T parallel_transform_reduce(I first, J last, T init, Op op, Tr transform) {
     return parallel_transform_reduce(auto_partition, first, last, std::move(init), std::move(op),
                                      std::move(transform));
 }
 
 template <class I, class J, class T, class Op, class Tr, partitioner P>
-    requires(!partitioner<I> && !range<I>)
+    requires(!partitioner<I> && !range<I> && !detail::sized_random_access_range<I>)
 T parallel_transform_reduce(I first, J last, T init, Op op, Tr transform, P part) {
     return parallel_transform_reduce(part, first, last, std::move(init), std::move(op), std::move(transform));
 }
@@ -161,7 +165,7 @@ T parallel_transform_reduce(I first, J last, T init, Op op, Tr transform, P part
 // std::reduce in parallel: init op x0 op x1 op ... For integer first/last, the elements are the
 // indices themselves.
 template <partitioner P, class I, class J, class T, class Op>
-    requires(!range<I>)
+    requires(!range<I> && !detail::sized_random_access_range<I>)
 T parallel_reduce(P part, I first, J last, T init, Op op) {
     using namespace detail;
     CREW_DETAIL_REDUCE_RANGE(I, J, "crew::parallel_reduce");
@@ -175,32 +179,32 @@ T parallel_reduce(P part, I first, J last, T init, Op op) {
 }
 
 template <class I, class J, class T, class Op>
-    requires(!partitioner<I> && !range<I> && !partitioner<Op>)
+    requires(!partitioner<I> && !range<I> && !detail::sized_random_access_range<I> && !partitioner<Op>)
 T parallel_reduce(I first, J last, T init, Op op) {
     return parallel_reduce(auto_partition, first, last, std::move(init), std::move(op));
 }
 
 template <class I, class J, class T, class Op, partitioner P>
-    requires(!partitioner<I> && !range<I>)
+    requires(!partitioner<I> && !range<I> && !detail::sized_random_access_range<I>)
 T parallel_reduce(I first, J last, T init, Op op, P part) {
     return parallel_reduce(part, first, last, std::move(init), std::move(op));
 }
 
 // With std::plus<> as op.
 template <partitioner P, class I, class J, class T>
-    requires(!range<I>)
+    requires(!range<I> && !detail::sized_random_access_range<I>)
 T parallel_reduce(P part, I first, J last, T init) {
     return parallel_reduce(part, first, last, std::move(init), std::plus<>());
 }
 
 template <class I, class J, class T>
-    requires(!partitioner<I> && !range<I> && !partitioner<T>)
+    requires(!partitioner<I> && !range<I> && !detail::sized_random_access_range<I> && !partitioner<T>)
 T parallel_reduce(I first, J last, T init) {
     return parallel_reduce(auto_partition, first, last, std::move(init), std::plus<>());
 }
 
 template <class I, class J, class T, partitioner P>
-    requires(!partitioner<I> && !range<I> && !partitioner<T>)
+    requires(!partitioner<I> && !range<I> && !detail::sized_random_access_range<I> && !partitioner<T>)
 T parallel_reduce(I first, J last, T init, P part) {
     return parallel_reduce(part, first, last, std::move(init), std::plus<>());
 }
