@@ -1,0 +1,61 @@
+// crew/detail/async_schedule.hpp -- the seam between crew's coroutine tasks (crew/async/) and the
+// workers that run them.
+//
+// A spawned coroutine task is a detail::task (its execute() resumes the coroutine once and returns
+// when it suspends or completes), so the injector and the worker loop can hold it like any other
+// task. The async layer decides *when* a task must be queued (the state word in task_state.hpp);
+// this file decides *where*:
+//   * schedule_async(r, t, how): queue `t` (it owns the queue entry's reference) on pool `r`.
+//     From a worker of `r`: spawn -> the back of that worker's FIFO ring; wake -> its LIFO slot
+//     (the previous occupant goes to the ring); yield -> the back of the ring. From any other
+//     thread: the injector, then wake a parked worker. Returns false when `r` refuses work (it is
+//     shutting down, or was created before a fork()): the caller still owns the reference.
+//   * the cooperative budget: a worker grants each run of a coroutine task async_budget units;
+//     every crew awaitable that completes without suspending spends one (spend_budget()); when it
+//     returns false the awaitable suspends and re-queues the task with async_wake::yield.
+//   * frame memory: coroutine frames come from allocate_frame / free_frame (a per-worker cache of
+//     size classes; frees from another thread go back to the owner).
+//
+// Who may call what: schedule_async from any thread; the budget functions on the thread running a
+// coroutine task; allocate_frame/free_frame from any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "crew/detail/task.hpp"
+
+namespace crew::detail {
+
+class registry;
+
+enum class async_wake : std::uint8_t {
+    spawn,  // a new task: FIFO (the back of the ring), never the LIFO slot
+    wake,   // woken by another task on this worker: the LIFO slot
+    yield,  // re-queued by yield_now or an exhausted budget: the back of the ring
+};
+
+// Queue `t` on `r` (see above). Defined in src/async_schedule.cpp.
+bool schedule_async(registry& r, task* t, async_wake how);
+
+// The budget of the coroutine task running on this thread. The runner sets it (begin_async_run)
+// before resuming a task; awaitables spend it.
+inline constexpr std::uint32_t async_budget = 128;
+inline constinit thread_local std::uint32_t async_budget_left
+    __attribute__((tls_model("initial-exec"))) = async_budget;
+
+inline void begin_async_run() noexcept { async_budget_left = async_budget; }
+
+// Spend one unit. False when the budget is exhausted: the caller must suspend and re-queue the
+// task with async_wake::yield (and the worker counts a budget-forced yield).
+inline bool spend_budget() noexcept {
+    if (async_budget_left == 0) return false;
+    --async_budget_left;
+    return true;
+}
+
+// Coroutine frame memory (promise_type's operator new/delete). Defined in src/async_schedule.cpp.
+void* allocate_frame(std::size_t size);
+void free_frame(void* frame, std::size_t size) noexcept;
+
+}  // namespace crew::detail
