@@ -4,6 +4,7 @@
 #include "crew/algorithms.hpp"
 #include "crew/combinable.hpp"
 #include "crew/errors.hpp"
+#include "crew/fork_join.hpp"
 #include "crew/future.hpp"
 #include "crew/isolate.hpp"
 #include "crew/join.hpp"

@@ -1,0 +1,102 @@
+// crew/fork_join.hpp -- crew::fork_join(f1, ..., fk): run k callables, potentially in parallel.
+//
+// The k-way form of crew::join, with join's costs: on a worker nothing is allocated. The jobs of
+// f2..fk live in this stack frame and are pushed on the worker's deque (fk first, so f2 is on top
+// and thieves take fk, the oldest, first); f1 runs inline, then the jobs are popped back in
+// argument order and run inline unless a thief took them. Thieves steal the oldest item first, so
+// once one job is found stolen, every later one was stolen too: the owner then only waits for them
+// (running other work meanwhile, as a join waits).
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "crew/join.hpp"
+#include "crew/pool.hpp"
+#include "crew/detail/task.hpp"
+#include "crew/detail/worker.hpp"
+
+namespace crew {
+
+namespace detail {
+
+// F... are the callables' types as passed to fork_join: each is invoked once, as what it was
+// passed as (rvalue-only callables work). Reference results stay references.
+template <class... F>
+using fork_join_result_t = std::conditional_t<(std::is_void_v<std::invoke_result_t<F>> && ...), void,
+                                              std::tuple<stored_t<std::invoke_result_t<F>>...>>;
+
+// Takes the job of one forked callable back: inline when it is still on the deque, else waits for
+// its thief. `stolen` becomes true at the first stolen job (every later job is then stolen too).
+template <class G, class R>
+void fork_join_reclaim(worker& w, join_job<G, R>& job, bool& stolen) {
+    if (!stolen) {
+        task* popped = w.pop();
+        if (popped == &job || join_reclaim_cold(w, &job, job.done, popped)) {
+            w.count_task();
+            job.result.run(std::forward<G>(job.fn));
+            return;
+        }
+        stolen = true;  // join_reclaim_cold waited for it
+        return;
+    }
+    wait_for(job.done);  // acquire (completion): the thief's result
+}
+
+template <class F0, class... Fs, std::size_t... I>
+fork_join_result_t<F0, Fs...> fork_join_on(worker& w, std::index_sequence<I...>, std::remove_reference_t<F0>& f0,
+                                           std::remove_reference_t<Fs>&... fs) {
+    constexpr std::size_t n = sizeof...(Fs);
+    std::tuple<join_job<Fs, std::invoke_result_t<Fs>>...> jobs(fs...);
+    (w.push(&std::get<n - 1 - I>(jobs)), ...);  // the last callable first: f2 ends on top
+    result_cell<std::invoke_result_t<F0>> first;
+    first.run(std::forward<F0>(f0));
+    bool stolen = false;
+    (fork_join_reclaim(w, std::get<I>(jobs), stolen), ...);  // in argument order
+    // Every job has finished here. Taken in argument order: the first exception wins.
+    if constexpr (std::is_void_v<fork_join_result_t<F0, Fs...>>) {
+        first.take();
+        (std::get<I>(jobs).result.take(), ...);
+    } else {
+        // Braced initialisation evaluates left to right, so the first failure is rethrown.
+        return fork_join_result_t<F0, Fs...>{first.take_stored(), std::get<I>(jobs).result.take_stored()...};
+    }
+}
+
+// One callable: nothing to fork.
+template <class F0>
+fork_join_result_t<F0> fork_join_here(worker&, std::remove_reference_t<F0>& f0) {
+    result_cell<std::invoke_result_t<F0>> only;
+    only.run(std::forward<F0>(f0));
+    if constexpr (std::is_void_v<fork_join_result_t<F0>>)
+        only.take();
+    else
+        return fork_join_result_t<F0>{only.take_stored()};
+}
+
+template <class F0, class F1, class... Fs>
+fork_join_result_t<F0, F1, Fs...> fork_join_here(worker& w, std::remove_reference_t<F0>& f0,
+                                                 std::remove_reference_t<F1>& f1, std::remove_reference_t<Fs>&... fs) {
+    return fork_join_on<F0, F1, Fs...>(w, std::make_index_sequence<sizeof...(Fs) + 1>{}, f0, f1, fs...);
+}
+
+}  // namespace detail
+
+// Runs f1, ..., fk (k >= 1), potentially in parallel, and returns when all have finished. Returns
+// void when every callable returns void, else a std::tuple of their results in argument order
+// (void mapped to std::monostate, references kept as references), as crew::join does for two. If
+// any throws, the first exception in argument order is rethrown after all have finished. On a
+// worker it allocates nothing; called outside every pool, it runs on the default pool. A callable
+// taken by a thief runs in the caller's task_group context (it sees crew::is_canceling()).
+template <class... F>
+    requires(sizeof...(F) > 0 && (std::invocable<F> && ...))
+detail::fork_join_result_t<F...> fork_join(F&&... fs) {
+    if (detail::worker* w = detail::current_worker) [[likely]]
+        return detail::fork_join_here<F...>(*w, fs...);
+    return default_pool().run([&] { return detail::fork_join_here<F...>(*detail::current_worker, fs...); });
+}
+
+}  // namespace crew
