@@ -160,6 +160,7 @@ inline std::uint64_t mix64(std::uint64_t x) {  // splitmix64's finalizer
 // ---- the problems (bench/problems/*.cpp); each adds skip notes for peers not built in ----
 problem make_fib(const config&, std::vector<std::string>& notes);
 problem make_skynet(const config&, std::vector<std::string>& notes);
+problem make_tree_sum(const config&, std::vector<std::string>& notes);
 problem make_nqueens(const config&, std::vector<std::string>& notes);
 problem make_matmul(const config&, std::vector<std::string>& notes);
 problem make_uts(const config&, std::vector<std::string>& notes);

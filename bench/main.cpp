@@ -31,6 +31,7 @@ const std::vector<registered>& registry() {
     static const std::vector<registered> all = {
         {"fib", make_fib},
         {"skynet", make_skynet},
+        {"tree_sum", make_tree_sum},
         {"nqueens", make_nqueens},
         {"matmul", make_matmul},
         {"uts", make_uts},

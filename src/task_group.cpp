@@ -99,8 +99,18 @@ task_group::~task_group() {
         error_pool_->report_unhandled(std::exchange(error_, nullptr), uncollected_source);
 }
 
+// The unstolen-child fast path: before announcing itself as the waiter, a worker runs what the
+// waiting task pushed (its children among it); children finishing on this thread meanwhile are
+// counted privately and subtracted in one RMW (detail/group_count.hpp, "The drain").
+void task_group::drain(detail::worker& w) noexcept {
+    if (count_.unfinished() == 0 || !count_.try_begin_drain(&w)) return;  // nothing to run, or another waiter drains
+    w.run_related_work();
+    count_.end_drain();
+}
+
 void task_group::wait_for_children() {
     check_not_below_own_task();
+    if (detail::worker* w = detail::current_worker) drain(*w);
     detail::completion done;  // fresh per wait: nothing to reset, nothing for a late child to race
     switch (count_.begin_wait(done)) {
         case decltype(count_)::wait_status::done:

@@ -1,9 +1,12 @@
 // skynet: a 10-ary tree of depth 8 (10^8 leaves); each leaf returns its index, sums go up.
-// Tasks = every node below the root (10 + 100 + ... + 10^depth).
+// Tasks = every node below the root (10 + 100 + ... + 10^depth). Besides the join-based rows (10
+// children by binary splitting), crew runs it in its task_group shape (9 x run + the 10th inline +
+// wait, as the public suite writes it for task_group runtimes) and with one 10-way fork_join.
 #include <array>
 #include <string>
 
 #include "fork_join.hpp"
+#include "group_forks.hpp"
 
 namespace crew_bench {
 
@@ -31,7 +34,9 @@ problem make_skynet(const config& cfg, std::vector<std::string>& notes) {
     double nodes = 0, level = 1;
     for (int d = 1; d <= depth; ++d) nodes += (level *= 10);
     p.tasks = nodes;
-    add_fork_join_impls(p, notes, [depth]<class Fork>() { return skynet<Fork>(0, 0, depth); });
+    auto kernel = [depth]<class Fork>() { return skynet<Fork>(0, 0, depth); };
+    add_fork_join_impls(p, notes, kernel);
+    add_crew_shapes(p, kernel, [] {});
     return p;
 }
 

@@ -148,9 +148,12 @@ private:
     // failed_ values: no exception, a child is storing error_, error_ holds one for wait().
     enum : std::uint8_t { no_error, storing_error, error_ready };
 
-    void child_done() noexcept { count_.finish(); }  // the child must not touch *this afterwards
+    // The child must not touch *this afterwards. On the thread draining this group (wait() on a
+    // worker), a plain increment instead of the shared RMW: see detail/group_count.hpp.
+    void child_done() noexcept { count_.finish_by(detail::current_worker); }
     void record(std::exception_ptr e) noexcept;
     void wait_for_children();
+    void drain(detail::worker& w) noexcept;
     void check_not_below_own_task() const;
     void nest_cold();
     task_group_status finish_wait() noexcept;

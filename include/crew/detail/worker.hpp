@@ -80,6 +80,16 @@ public:
     // A waiter that may not take unrelated work and has no related work left blocks on `done`.
     void wait_until(completion& done);
 
+    // task_group::wait()'s drain: runs the work the running task pushed (wait_until's related
+    // work: items above floor_) until none is left.
+    void run_related_work() {
+        while (deque_.owner_bottom() > floor_) {
+            task* t = deque_.pop();
+            if (t == nullptr) return;
+            run_helped(t, true);
+        }
+    }
+
     // crew::isolate: while the returned scope lives, waits on this worker run only work pushed
     // after its start.
     struct isolation {
