@@ -101,11 +101,14 @@ task_group::~task_group() {
 
 // The unstolen-child fast path: before announcing itself as the waiter, a worker runs what the
 // waiting task pushed (its children among it); children finishing on this thread meanwhile are
-// counted privately and subtracted in one RMW (detail/group_count.hpp, "The drain").
+// counted in `d` and subtracted in one RMW (detail/group_count.hpp, "The drain").
 void task_group::drain(detail::worker& w) noexcept {
-    if (count_.unfinished() == 0 || !count_.try_begin_drain(&w)) return;  // nothing to run, or another waiter drains
+    if (count_.unfinished() == 0) return;  // nothing to wait for
+    detail::group_drain d{this, 0, detail::current_drain};
+    detail::current_drain = &d;
     w.run_related_work();
-    count_.end_drain();
+    detail::current_drain = d.outer;
+    if (d.finished != 0) count_.finish(d.finished);  // the fold: before begin_wait announces us
 }
 
 void task_group::wait_for_children() {

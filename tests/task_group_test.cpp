@@ -135,6 +135,54 @@ TEST_P(task_group_suite, nested_groups_recursively) {
     EXPECT_EQ(pool().run([] { return tree::count(6); }), 4096);
 }
 
+// The unstolen-child fast path (a wait on a worker first runs what its task pushed, counting those
+// children privately, then folds them in one RMW): mixed with stolen children, children adding
+// children, groups nested in drained children, and an exception from a drained child.
+TEST_P(task_group_suite, a_workers_wait_counts_drained_and_stolen_children_alike) {
+    crew_test::watchdog dog(120s);
+    pool().run([] {
+        for (int round = 0; round < 200; ++round) {
+            std::atomic<int> ran{0};
+            crew::task_group g;
+            for (int i = 0; i < 16; ++i)
+                g.run([&, i] {
+                    if (i % 5 == 0) spin_for(std::chrono::microseconds(i));
+                    if (i % 4 == 0) g.run([&] { ++ran; });  // a child adds a child
+                    if (i % 7 == 0) {                        // a group nested in a (drained) child
+                        crew::task_group inner;
+                        for (int k = 0; k < 3; ++k) inner.run([&] { ++ran; });
+                        inner.wait();
+                    }
+                    ++ran;
+                });
+            EXPECT_EQ(g.wait(), crew::task_group_status::complete);
+            EXPECT_EQ(ran.load(), 16 + 4 + 3 * 3);
+            g.run([] { throw std::runtime_error("drained"); });
+            EXPECT_THROW(g.wait(), std::runtime_error);
+        }
+    });
+}
+
+// Children run() by one task on a worker, waited for by a thread outside the pool (no drain there:
+// the worker's deque is not the waiter's) and by a later task on the same worker.
+TEST_P(task_group_suite, children_run_by_one_task_are_waited_for_elsewhere) {
+    crew_test::watchdog dog(120s);
+    crew::pool& p = pool();
+    for (int round = 0; round < 100; ++round) {
+        std::atomic<int> ran{0};
+        crew::task_group g(p);
+        p.run([&] {
+            for (int i = 0; i < 10; ++i) g.run([&] { ++ran; });
+        });
+        if (round % 2 == 0) {
+            g.wait();
+        } else {
+            p.run([&] { g.wait(); });
+        }
+        EXPECT_EQ(ran.load(), 10);
+    }
+}
+
 // Regression (hardening issue, part B): run() from a producer thread while the owner calls wait()
 // in a loop. The old wait() reset the count with a plain store over concurrent increments, so the
 // final wait() (after the producer was joined) could return while children still ran, and

@@ -47,6 +47,7 @@ template <class Fork>
 std::int64_t sum(const node* n) {
     std::int64_t a = 0, b = 0;
     if (n->left == nullptr && n->right == nullptr) return n->value;
+    if (n->left == nullptr) return n->value + sum<Fork>(n->right);  // a node of two: one child
     if (n->right == nullptr) return n->value + sum<Fork>(n->left);
     Fork::join([&] { a = sum<Fork>(n->left); }, [&] { b = sum<Fork>(n->right); });
     return n->value + a + b;

@@ -42,6 +42,17 @@ struct group_frame {
 };
 inline constinit thread_local group_frame* running_groups = nullptr;
 
+// The drain of a wait() running on this thread (innermost): the children of `group` that finish
+// on this thread meanwhile count here and are folded into the group's count in one RMW
+// (detail/group_count.hpp, "The drain"). Everything this thread runs during the drain is nested on
+// its stack inside it, so all of them have counted before the fold.
+struct group_drain {
+    const task_group* group;
+    std::uint64_t finished;
+    group_drain* outer;
+};
+inline constinit thread_local group_drain* current_drain __attribute__((tls_model("initial-exec"))) = nullptr;
+
 template <class F>
 struct group_task;
 
@@ -148,9 +159,16 @@ private:
     // failed_ values: no exception, a child is storing error_, error_ holds one for wait().
     enum : std::uint8_t { no_error, storing_error, error_ready };
 
-    // The child must not touch *this afterwards. On the thread draining this group (wait() on a
-    // worker), a plain increment instead of the shared RMW: see detail/group_count.hpp.
-    void child_done() noexcept { count_.finish_by(detail::current_worker); }
+    // The child must not touch *this afterwards. On the thread draining this group (its wait() on
+    // a worker), a plain increment instead of the shared RMW: see detail::group_drain.
+    void child_done() noexcept {
+        detail::group_drain* d = detail::current_drain;
+        if (d != nullptr && d->group == this) [[likely]] {
+            ++d->finished;
+            return;
+        }
+        count_.finish();
+    }
     void record(std::exception_ptr e) noexcept;
     void wait_for_children();
     void drain(detail::worker& w) noexcept;

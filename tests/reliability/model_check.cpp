@@ -31,6 +31,7 @@ const scenario correct_scenarios[scenario_count] = {
     parking_deque_scenario<bug::none>("parking_with_deques"),
     group_count_scenario<bug::none>("group_count_producer_waiter"),
     group_count_scenario<bug::none, true>("group_count_nested"),
+    group_drain_scenario<bug::none>("group_count_drain"),
     ring_scenario<bug::none, ring_mix<0>>("ring_mix_cap4"),
     ring_scenario<bug::none, ring_mix<0xfffffffeu>>("ring_mix_wrap_cap4"),
     ring_scenario<bug::none, ring_wrap>("ring_wrap_cap4"),

@@ -413,6 +413,75 @@ struct group_count_model : rl::test_suite<group_count_model<Policy, Nested>, 4> 
 };
 
 // ---------------------------------------------------------------------------------------------
+// The drain (group_count.hpp "The drain", task_group::wait() on a worker): thread 1 is a worker
+// task that adds three children, hands child 2 to a thief (thread 2), tells the owner (thread 0)
+// that it added them, then drains: it runs children 0 and 1 itself (no finish() each) and folds
+// them with one finish(2). The owner waits from another thread meanwhile. Checked: its wait
+// returns only after all three children's work (race-checked rl::vars), so the fold must
+// publish the drained children's effects (a relaxed fold is the bug model_teeth.cpp injects), and
+// hand the count to the owner when it brings it to zero.
+template <class Policy>
+struct group_drain_model : rl::test_suite<group_drain_model<Policy>, 3> {
+    static constexpr int children = 3;
+    using flag = model_flag<Policy>;
+    using count = crew::detail::basic_group_count<Policy, flag>;
+    aligned_box<count> group;
+    flag done;     // the owner's completion
+    flag handed;   // -> thief: child 2 was added
+    flag added;    // worker -> owner: every run() happened (the owner waits after this)
+    rl::var<int> work[children];
+    rl::var<int> group_gone;
+
+    group_drain_model() {
+        group_gone(RL_INFO) = 0;
+        for (int i = 0; i < children; ++i) work[i](RL_INFO) = 0;
+        done.group_gone = &group_gone;
+    }
+
+    void owner() {
+        added.wait();
+        switch (group->begin_wait(done)) {
+            case count::wait_status::done: break;
+            case count::wait_status::busy: RL_ASSERT(false); return;
+            case count::wait_status::must_wait:
+                done.wait();
+                group->end_wait();
+                break;
+        }
+        for (int i = 0; i < children; ++i) RL_ASSERT(work[i](RL_INFO) == 1);  // and race-checked
+        RL_ASSERT(group->unfinished() == 0);
+        group_gone(RL_INFO) = 1;
+    }
+
+    void worker() {
+        for (int i = 0; i < children; ++i) group->add();
+        handed.set();
+        added.set();
+        std::uint64_t drained = 0;  // the drain frame
+        for (int i = 0; i < 2; ++i) {
+            work[i](RL_INFO) = 1;
+            ++drained;
+        }
+        group->finish(drained);  // the fold; the group may be gone after it
+    }
+
+    void thief() {
+        handed.wait();
+        work[2](RL_INFO) = 1;
+        group->finish();
+    }
+
+    void thread(unsigned index) {
+        if (index == 0)
+            owner();
+        else if (index == 1)
+            worker();
+        else
+            thief();
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
 // Coroutine run queue (crew/detail/async_ring.hpp) at capacity 4: thread 0 owns ring 0 (push with
 // overflow to a sink, pop); threads 1 and 2 own rings 1 and 2 and steal from ring 0 into them.
 // Each id carries an rl::var payload written before its push and read by whoever takes it, so the
@@ -767,6 +836,10 @@ template <bug Bug, bool Nested = false>
 constexpr scenario group_count_scenario(const char* name) {
     return {name, &simulate<group_count_model<relacy_atomics<Bug>, Nested>>};
 }
+template <bug Bug>
+constexpr scenario group_drain_scenario(const char* name) {
+    return {name, &simulate<group_drain_model<relacy_atomics<Bug>>>};
+}
 template <bug Bug, class Scenario>
 constexpr scenario ring_scenario(const char* name) {
     return {name, &simulate<ring_model<relacy_atomics<Bug>, Scenario>>};
@@ -777,7 +850,7 @@ constexpr scenario task_state_scenario(const char* name) {
 }
 
 // The correct code: every scenario (model_check.cpp).
-inline constexpr int scenario_count = 17;
+inline constexpr int scenario_count = 18;
 extern const scenario correct_scenarios[scenario_count];
 
 // A bug and the scenarios that must catch it (model_teeth.cpp).
@@ -786,7 +859,7 @@ struct bug_entry {
     const scenario* scenarios;
     int count;
 };
-inline constexpr int bug_count = 14;
+inline constexpr int bug_count = 15;
 extern const bug_entry bugs[bug_count];
 
 }  // namespace crew_model

@@ -25,6 +25,8 @@ constexpr scenario parking_teeth[] = {parking_scenario<Bug>("parking_sleep_wake"
 template <bug Bug>
 constexpr scenario group_teeth[] = {group_count_scenario<Bug>("group_count_producer_waiter"),
                                     group_count_scenario<Bug, true>("group_count_nested")};
+template <bug Bug>
+constexpr scenario drain_teeth[] = {group_drain_scenario<Bug>("group_count_drain")};
 
 // The ring bugs: the scenario named first is the one meant for the bug; the others back it up.
 template <bug Bug>
@@ -50,6 +52,7 @@ const bug_entry bugs[bug_count] = {
     {"no_park_fence", parking_teeth<bug::no_park_fence>, 2},
     {"park_without_recheck", parking_teeth<bug::park_without_recheck>, 2},
     {"group_lost_increment", group_teeth<bug::group_lost_increment>, 2},
+    {"group_relaxed_fold", drain_teeth<bug::group_relaxed_fold>, 1},
     {"ring_no_room_check", ring_teeth<bug::ring_no_room_check>, 5},
     {"ring_lost_cas_is_empty", ring_teeth<bug::ring_lost_cas_is_empty>, 5},
     {"ring_capacity_vs_real_head", ring_teeth<bug::ring_capacity_vs_real_head>, 5},

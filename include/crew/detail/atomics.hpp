@@ -50,7 +50,7 @@ enum class bug : unsigned {
     no_park_fence,         // parking prepare_park(): no seq_cst fence between announcing and reading
     park_without_recheck,  // the worker-loop model parks without re-checking the queues
     group_lost_increment,  // group_count begin_wait(): retract with a plain store, not a CAS (the old reset)
-    group_drain_any_thread,  // group_count finish_by(): count privately whenever anyone drains, not only on the drainer
+    group_relaxed_fold,    // group_count finish(n): a drain's fold of n > 1 children is a relaxed RMW
     ring_no_room_check,         // async_ring steal_into(): no check that the destination has room (seed 002)
     ring_lost_cas_is_empty,     // async_ring steal_into(): a failed claim CAS reports "empty" (seed 002)
     ring_capacity_vs_real_head, // async_ring push_back(): capacity checked against the real head, not the steal head

@@ -18,28 +18,15 @@
 //                      `must_wait`: the caller waits for `c` and then calls end_wait().
 //   end_wait()      -- the waiter, after c was set: clears waiter_.
 //   unfinished()    -- any thread: a snapshot of the count (acquire).
+//   finish(n)       -- n > 1: the fold of a drain (below): n children finished at once.
 //
-// The drain (the unstolen-child fast path; task_group::wait() on a worker): before it announces
-// itself, the waiting worker runs the children still on its own deque. Children it runs there skip
-// the shared RMW and are counted in a plain field, subtracted later in one RMW:
-//   try_begin_drain(me) -- the waiting thread: claims the drain (CAS drainer_ nullptr -> me); false
-//                          when another thread drains (it then just waits the normal way).
-//   finish_by(me)       -- each child once, in place of finish(): when drainer_ == me (only the
-//                          draining thread can read its own id there), ++drained_; else finish().
-//   end_drain(me)       -- the drainer, when its deque has no related work left: clears drainer_,
-//                          then finish(drained_) -- one RMW for every child it ran.
-// Why it is sound: drained_ is touched only by the thread whose id is in drainer_ (a thread reads
-// its own id only while its claim stands: it alone writes that value, and its own later clear
-// hides it from itself), and every child that thread runs during the drain is nested on its stack
-// inside the drain, so all of them have finished (and counted) before end_drain(). Until then the
-// shared count still includes them, so no waiter can return early. The waiting bit is set only
-// after end_drain() (by the same thread's begin_wait), except by a second, concurrent waiter, whom
-// end_drain()'s finish(n) then serves exactly as n children finishing would.
-//
-// begin_wait(): publish &c in waiter_, then fetch_or(waiting_bit). If that saw count 0 (the last
-// child finished in between), retract with CAS(waiting_bit -> 0). If that CAS fails, a concurrent
-// add() put a child in: the bit stays, and the last child of those clears it and sets c, so the
-// caller waits as on the normal path. No reset anywhere: the group is reusable as it stands.
+// The drain (the unstolen-child fast path, crew/task_group.hpp): before it announces itself, a
+// waiter on a worker runs the work its task pushed (the group's children among it). Children that
+// finish on that thread meanwhile are counted in a plain field of a frame on its stack (found
+// through a thread_local), not here; when no related work is left, finish(n) subtracts all n in
+// one RMW, still before begin_wait(). Until then the count includes them, so no waiter can return
+// early; the fold's release publishes their effects as n separate finish() calls would (a waiter
+// on another thread may be the one it hands the count to).
 //
 // Invariants:
 //   * waiting_bit is set only by the waiter (fetch_or) and cleared exactly once per set: by the
@@ -52,7 +39,6 @@
 //   add(): relaxed. An RMW always reads the latest value, so no increment is lost; a wait() that
 //     must see the child happens after the add() (e.g. after joining the producer), so coherence
 //     makes its reads see the increment.
-//   drainer_: CAS and loads relaxed -- only identity matters (see above); drained_ is plain.
 //   finish(): release on the CAS publishes the child's effects (its writes, a recorded exception)
 //     to the waiter's acquire read of count 0 (unfinished(), begin_wait()'s loads and RMWs, or the
 //     completion). acquire on the CAS: pairs with begin_wait()'s release fetch_or, so the child
@@ -65,7 +51,6 @@
 #pragma once
 
 #include <cstdint>
-#include <utility>
 
 #include "crew/detail/atomics.hpp"
 
@@ -88,7 +73,7 @@ public:
 
     void add() noexcept { state_.fetch_add(one_child, std::memory_order_relaxed); }  // relaxed: see above
 
-    // n children finished (n > 1 only from end_drain()).
+    // n children finished (n > 1 only from a drain's fold).
     void finish(std::uint64_t n = 1) noexcept {
         const std::uint64_t minus = n * one_child;
         std::uint64_t s = state_.load(std::memory_order_relaxed);  // a guess; the CAS checks it
@@ -97,7 +82,7 @@ public:
             const std::uint64_t next = last_with_waiter ? 0 : s - minus;
             // acq_rel: release publishes this child's effects to the waiter; acquire pairs with
             // begin_wait()'s fetch_or, so waiter_ below is the current waiter's completion.
-            if (state_.compare_exchange_weak(s, next, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+            if (state_.compare_exchange_weak(s, next, fold_order(n), std::memory_order_relaxed)) {
                 if (last_with_waiter) {
                     // relaxed: ordered by the acquire CAS above (the waiter stored it before its
                     // fetch_or, and cannot clear it before c is set below).
@@ -106,6 +91,13 @@ public:
                 return;  // from here on the group may be gone
             }
         }
+    }
+
+    // acq_rel, as above; the injected bug makes a drain's fold relaxed (model_teeth.cpp).
+    static constexpr std::memory_order fold_order(std::uint64_t n) noexcept {
+        if constexpr (Policy::injected_bug == bug::group_relaxed_fold)
+            if (n > 1) return std::memory_order_relaxed;
+        return std::memory_order_acq_rel;
     }
 
     wait_status begin_wait(Waiter& c) noexcept {
@@ -134,34 +126,6 @@ public:
         return wait_status::must_wait;  // a concurrent add(): its last child sets c
     }
 
-    // ---- the drain (see the header comment) ----
-    bool try_begin_drain(const void* me) noexcept {
-        const void* none = nullptr;
-        // relaxed: only the identity is read back, by this same thread (finish_by()).
-        return drainer_.compare_exchange_strong(none, me, std::memory_order_relaxed, std::memory_order_relaxed);
-    }
-
-    void finish_by(const void* me) noexcept {
-        // relaxed: equal to `me` only on the draining thread itself, which wrote it.
-        const void* d = drainer_.load(std::memory_order_relaxed);
-        if constexpr (Policy::injected_bug == bug::group_drain_any_thread) {
-            if (d != nullptr) {  // the bug: any thread counts privately while someone drains
-                ++drained_;
-                return;
-            }
-        } else if (d == me && me != nullptr) {
-            ++drained_;  // plain: only the drainer's thread gets here (see the header comment)
-            return;
-        }
-        finish();
-    }
-
-    void end_drain() noexcept {
-        drainer_.store(nullptr, std::memory_order_relaxed);  // relaxed: read back only by this thread
-        const std::uint64_t n = std::exchange(drained_, 0);
-        if (n != 0) finish(n);  // release: publishes the drained children's effects, as finish()
-    }
-
     // relaxed: the child that set c read waiter_ before set(); the next begin_wait() happens
     // after this one on this thread (or is a concurrent misuse, which may then report busy).
     void end_wait() noexcept { waiter_.store(nullptr, std::memory_order_relaxed); }
@@ -172,8 +136,6 @@ public:
 private:
     atomic<std::uint64_t> state_{0};
     atomic<Waiter*> waiter_{nullptr};
-    atomic<const void*> drainer_{nullptr};
-    std::uint64_t drained_ = 0;  // the drainer's thread only
 };
 
 }  // namespace crew::detail
