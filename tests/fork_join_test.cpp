@@ -210,6 +210,22 @@ TEST(fork_join, works_from_outside_any_pool) {
     EXPECT_EQ(a + b, 3);
 }
 
+// The docs/API.md example.
+TEST(fork_join, the_api_example) {
+    crew_test::watchdog dog(60s);
+    crew::pool p(2);
+    p.run([] {
+        auto [count, name, nothing] = crew::fork_join(
+            [] { return 42; },
+            [] { return std::string("crew"); },
+            [] {});                                      // void -> std::monostate
+        crew::fork_join([] { /* ... */ }, [] { /* ... */ });  // all void: returns void
+        EXPECT_EQ(count, 42);
+        EXPECT_EQ(name, "crew");
+        static_assert(std::is_same_v<decltype(nothing), std::monostate>);
+    });
+}
+
 CREW_ALL_POOL_SIZES(fork_join_suite);
 
 }  // namespace
