@@ -2,6 +2,7 @@
 // counting protocol itself is detail/group_count.hpp.
 #include "crew/task_group.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <mutex>
@@ -16,7 +17,29 @@ constexpr const char* uncollected_source = "a task_group child whose exception w
 // against nesting: cancel() sets the flag before taking it, nest_cold() reads the parent's flag
 // after linking under it, so a group nested concurrently with cancel() is either found by
 // cancel()'s walk or sees the flag. Only groups that were ever nested take it (plus cancel()).
-constinit std::mutex nesting_mutex;
+//
+// A test-and-test-and-set lock rather than std::mutex: every group created inside another group's
+// child takes it three times (nest, wait, destroy), always briefly, and a recursive task_group
+// (skynet, tree walks) creates one per node. Unlocking is a release store instead of the mutex's
+// RMW; a waiter spins with pause, then yields (cancel() of a large tree holds it longest).
+class nesting_lock {
+public:
+    void lock() noexcept {
+        // acquire: pairs with unlock()'s release store (the links written under the lock).
+        std::uint32_t spins = 0;
+        while (flag_.exchange(true, std::memory_order_acquire)) {
+            while (flag_.load(std::memory_order_relaxed)) {  // relaxed: the exchange re-checks
+                if (++spins < 64) detail::std_atomics::pause();
+                else detail::std_atomics::yield();
+            }
+        }
+    }
+    void unlock() noexcept { flag_.store(false, std::memory_order_release); }  // release: see lock()
+
+private:
+    detail::std_atomics::atomic<bool> flag_{false};
+};
+constinit nesting_lock nesting_mutex;
 
 void cancel_below_locked(detail::cancel_context& c) noexcept {
     for (detail::cancel_context* k = c.first_child; k != nullptr; k = k->next) {
