@@ -1,19 +1,90 @@
-// The baseline of the async seam (crew/detail/async_schedule.hpp): every coroutine task goes
-// through the pool's ordinary schedule() (the worker's deque, or the injector from outside), and
-// frames come from the heap. The async scheduler replaces both with the ring, the LIFO slot and
-// the frame cache.
+// The async seam (crew/detail/async_schedule.hpp): where a coroutine task is queued, and where
+// its frame memory comes from. The queues themselves are the worker's (src/worker.cpp: ring,
+// LIFO slot, search order); the frame cache is crew/detail/frame_cache.hpp.
 #include "crew/detail/async_schedule.hpp"
 
+#include <mutex>
 #include <new>
 
+#include "crew/detail/frame_cache.hpp"
 #include "crew/detail/registry.hpp"
 
 namespace crew::detail {
 
-bool schedule_async(registry& r, task* t, async_wake) { return r.schedule(t); }
+bool schedule_async(registry& r, task* t, async_wake how) {
+    worker* w = current_worker;
+    if (w != nullptr && &w->owner() == &r) [[likely]] {
+        switch (how) {
+            case async_wake::wake:
+                w->wake_async(t);
+                break;
+            case async_wake::yield:
+                w->yield_async(t);
+                break;
+            case async_wake::spawn:
+            default:
+                w->push_async(t);
+                break;
+        }
+        return true;  // a worker's own queues: run before it leaves, even during shutdown
+    }
+    return r.inject(t);  // the injector + notify_one; false once the pool refuses work
+}
 
-void* allocate_frame(std::size_t size) { return ::operator new(size); }
+// ---- frames ----
 
-void free_frame(void* frame, std::size_t) noexcept { ::operator delete(frame); }
+namespace {
+
+// The depot recycling list (see frame_cache.hpp): depots are never freed.
+std::mutex depot_mutex;
+frame_depot* free_depots = nullptr;  // guarded by depot_mutex
+
+}  // namespace
+
+frame_depot* acquire_frame_depot() {
+    {
+        std::lock_guard lock(depot_mutex);
+        if (frame_depot* d = free_depots) {
+            free_depots = d->next_free;
+            d->next_free = nullptr;
+            return d;
+        }
+    }
+    return new frame_depot();
+}
+
+void release_frame_depot(frame_depot* d) noexcept {
+    std::lock_guard lock(depot_mutex);
+    d->next_free = free_depots;
+    free_depots = d;
+}
+
+void* allocate_frame(std::size_t size) {
+    const std::size_t total = size + frame_header_size;
+    if (total > frame_max_block || total < size) return ::operator new(size);
+    const unsigned c = frame_class_of(total);
+    if (worker* w = current_worker) return w->frames().allocate(c);
+    return frame_cache::stamp(::operator new(frame_block_size(c)), nullptr, c);
+}
+
+void free_frame(void* frame, std::size_t size) noexcept {
+    if (frame == nullptr) return;
+    const std::size_t total = size + frame_header_size;
+    if (total > frame_max_block || total < size) {
+        ::operator delete(frame);
+        return;
+    }
+    frame_header* h = frame_cache::header_of(frame);
+    frame_depot* owner = h->owner;
+    const unsigned c = h->size_class;
+    worker* w = current_worker;
+    if (w != nullptr && (owner == nullptr || owner == w->frames().depot())) {
+        w->frames().put(h, c);  // ours, or ownerless (any cache may adopt it)
+    } else if (owner != nullptr) {
+        owner->remote.push(new (h) frame_block{nullptr, c});  // back to its owner
+    } else {
+        ::operator delete(h);  // allocated and freed outside every worker
+    }
+}
 
 }  // namespace crew::detail

@@ -1,8 +1,11 @@
 // The worker's cold paths: finding work, spinning, parking, and waiting while helping.
 #include "crew/detail/worker.hpp"
 
+#include "crew/detail/async_schedule.hpp"
 #include "crew/detail/registry.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <utility>
 
 namespace crew::detail {
@@ -15,9 +18,21 @@ namespace {
 // a backoff (2^round pause instructions for the first rounds, then a yield of the core).
 constexpr std::uint32_t pause_rounds = 8;
 constexpr std::uint32_t spin_rounds = 24;
-// Every this many tasks a worker looks at the injector first, so outside submissions never starve
-// behind a worker whose own deque never empties.
-constexpr std::uint32_t injector_interval = 64;
+// The injector interval (Tokio's self-tuning): a worker looks at the injector first every
+// injector_interval_ find_task calls, so outside submissions never starve behind a worker whose
+// own queues never empty. The interval aims at target_interval_ns between looks, from a running
+// mean (weight ewma_alpha) of the time per call, bounded to [min_interval, max_interval].
+constexpr std::uint32_t min_interval = 2;
+constexpr std::uint32_t max_interval = 127;
+constexpr double target_interval_ns = 200'000.0;
+constexpr double ewma_alpha = 0.1;
+// At most this many coroutine tasks run from the LIFO slot in a row (Tokio PR #5712).
+constexpr std::uint32_t max_lifo_runs = 3;
+
+std::int64_t now_ns() noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
 
 void backoff(std::uint32_t round) noexcept {
     if (round < pause_rounds) {
@@ -112,19 +127,150 @@ void worker::run_helped(task* t, bool related) {
     floor_ = saved_floor;
 }
 
+// The search order: the injector on its interval; this worker's deque (fork-join, LIFO: its
+// cost is what it was); this worker's coroutine tasks (the LIFO slot within its run limit, then
+// the ring); a steal round (deques, then rings, LIFO slots only on the last pass); the injector.
 task* worker::find_task() {
-    auto& injector = owner_.injector();
-    if (++tick_ % injector_interval == 0 && !injector.empty_hint()) {
-        if (task* t = injector.pop()) {
-            worker_counters::bump(counters_.injector_pops);
-            return t;
-        }
+    if (--injector_countdown_ == 0) [[unlikely]] {
+        if (task* t = injector_tick_cold()) return t;
     }
     if (task* t = deque_.pop()) return t;
+    if (task* t = find_async_local()) return t;
     if (task* t = steal_round()) return t;
-    if (task* t = injector.pop()) {
+    if (task* t = owner_.injector().pop()) {
         worker_counters::bump(counters_.injector_pops);
+        begin_async_run();  // it may be a coroutine task: a fresh budget
+        lifo_runs_ = 0;
         return t;
+    }
+    return nullptr;
+}
+
+// The interval is up: retune it, then look at the injector first.
+task* worker::injector_tick_cold() {
+    retune_interval_cold();
+    injector_countdown_ = injector_interval_;
+    auto& injector = owner_.injector();
+    if (injector.empty_hint()) return nullptr;
+    task* t = injector.pop();
+    if (t != nullptr) {
+        worker_counters::bump(counters_.injector_pops);
+        begin_async_run();
+        lifo_runs_ = 0;
+    }
+    return t;
+}
+
+// One clock read per interval: the time since the last one over the calls in between is a sample
+// of the time per call (task runs included); a window that spans a park is discarded.
+void worker::retune_interval_cold() noexcept {
+    const std::int64_t now = now_ns();
+    if (window_start_ns_ != 0 && now > window_start_ns_) {
+        const double sample = static_cast<double>(now - window_start_ns_) / injector_interval_;
+        mean_tick_ns_ = mean_tick_ns_ == 0 ? sample : ewma_alpha * sample + (1 - ewma_alpha) * mean_tick_ns_;
+        const double wanted = target_interval_ns / std::max(mean_tick_ns_, 1.0);
+        injector_interval_ = static_cast<std::uint32_t>(
+            std::clamp(wanted, static_cast<double>(min_interval), static_cast<double>(max_interval)));
+    }
+    window_start_ns_ = now;
+}
+
+// This worker's own coroutine tasks: the LIFO slot (at most max_lifo_runs in a row; past that its
+// occupant goes to the back of the ring, so a ping-pong pair cannot starve the ring), then the
+// ring's oldest task.
+task* worker::find_async_local() {
+    if (lifo_.load(std::memory_order_relaxed) != nullptr) {  // relaxed: only this thread puts
+        // acquire: pairs with wake_async's release exchange (the task's state is visible).
+        task* t = lifo_.exchange(nullptr, std::memory_order_acquire);
+        if (t != nullptr && lifo_runs_ < max_lifo_runs) {
+            ++lifo_runs_;
+            worker_counters::bump(counters_.lifo_hits);
+            start_async(true);
+            return t;
+        }
+        if (t != nullptr) push_async(t);
+    }
+    if (task* t = ring_.pop()) {
+        start_async(false);
+        return t;
+    }
+    return nullptr;
+}
+
+void worker::start_async(bool from_lifo) noexcept {
+    if (!from_lifo) lifo_runs_ = 0;
+    begin_async_run();
+    worker_counters::bump(counters_.async_tasks_run);
+}
+
+void worker::push_async(task* t) {
+    const ring_push how =
+        ring_.push_back(t, [this](task* const* items, std::size_t n) { overflow_async_cold(items, n); });
+    if (how != ring_push::pushed) [[unlikely]] {
+        worker_counters::bump(counters_.ring_overflows);
+    } else if (std::size_t depth = ring_.size_hint(); depth > max_ring_seen_) [[unlikely]] {
+        note_ring_depth_cold(depth);
+    }
+    // A full notify (with its fence), not push()'s hinted one: a coroutine task may be queued
+    // behind a long run of the task now running (stranding), so a sleeper must not miss it.
+    lot_.notify_one();
+}
+
+void worker::wake_async(task* t) {
+    // release: pairs with the acquire exchange of whoever takes it (this worker or a thief).
+    // acquire: the previous occupant was put by this thread; nothing to order, kept symmetric.
+    task* previous = lifo_.exchange(t, std::memory_order_acq_rel);
+    if (previous != nullptr)
+        push_async(previous);  // notifies
+    else
+        lot_.notify_one();
+}
+
+void worker::yield_async(task* t) {
+    if (async_budget_left == 0) worker_counters::bump(counters_.budget_yields);
+    push_async(t);
+}
+
+// The ring was full: its newest half and the new task go to the injector in one lock acquisition.
+// Accepted even while the pool shuts down (the workers drain the injector before they leave).
+void worker::overflow_async_cold(task* const* items, std::size_t n) {
+    (void)owner_.injector().push_batch(items, n, /*from_worker=*/true);
+}
+
+void worker::note_ring_depth_cold(std::size_t depth) noexcept {
+    max_ring_seen_ = depth;
+    counters_.max_ring_depth.store(depth, std::memory_order_relaxed);
+}
+
+// Half of `victim`'s ring into ours; the last stolen task runs now.
+task* worker::steal_async_cold(worker& victim, bool& lost) noexcept {
+    if (victim.ring_.empty_hint()) return nullptr;
+    ring_steal_result<task> r = victim.ring_.steal_into(ring_);
+    if (r.status == ring_steal::success) {
+        worker_counters::bump(counters_.steals);
+        start_async(false);
+        return r.task;
+    }
+    lost |= r.status == ring_steal::busy;
+    return nullptr;
+}
+
+// The last pass of a steal round: other workers' LIFO slots (Go's compromise: a slot is taken only
+// by a thief that found nothing else, so a ping-pong pair usually stays on its worker, yet a task
+// woken behind a long run is not stranded; Tokio #4941).
+task* worker::steal_lifo_cold() noexcept {
+    const unsigned n = owner_.size();
+    unsigned victim = static_cast<unsigned>(next_random() % n);
+    for (unsigned i = 0; i < n; ++i, victim = victim + 1 == n ? 0 : victim + 1) {
+        if (victim == index_) continue;
+        worker& v = owner_.worker_at(victim);
+        if (v.lifo_.load(std::memory_order_relaxed) == nullptr) continue;  // relaxed: a hint
+        // acquire: pairs with the owner's release exchange in wake_async.
+        if (task* t = v.lifo_.exchange(nullptr, std::memory_order_acquire)) {
+            worker_counters::bump(counters_.steals);
+            start_async(false);
+            return t;
+        }
     }
     return nullptr;
 }
@@ -139,15 +285,23 @@ task* worker::steal_round() {
         unsigned victim = static_cast<unsigned>(next_random() % n);
         for (unsigned i = 0; i < n; ++i, victim = victim + 1 == n ? 0 : victim + 1) {
             if (victim == index_) continue;
-            steal_result<task> r = owner_.worker_at(victim).steal_from();
+            worker& v = owner_.worker_at(victim);
+            steal_result<task> r = v.steal_from();
             if (r.status == steal_status::success) {
                 worker_counters::bump(counters_.steals);
                 return r.item;
             }
             worker_counters::bump(counters_.failed_steals);
             lost |= r.status == steal_status::lost;
+            if (task* t = steal_async_cold(v, lost)) return t;
         }
-        if (!lost) return nullptr;
+        if (lost) continue;
+        // The last pass: after a park was called off for visible work, or a few spin rounds in.
+        if (lifo_pass_ || spins_ >= pause_rounds) {
+            lifo_pass_ = false;
+            return steal_lifo_cold();
+        }
+        return nullptr;
     }
 }
 
@@ -183,16 +337,21 @@ void worker::park_cold(completion* done) {
     bool wake_reason = done != nullptr ? done->set_started() : owner_.stopping();
     if (wake_reason || work_visible()) {
         searching_ = lot_.cancel_park();
+        lifo_pass_ = true;  // what is visible may be a LIFO slot: the next steal round looks there
         return;
     }
     worker_counters::bump(counters_.parks);
+    window_start_ns_ = 0;  // the sleep is no task time (retune_interval_cold)
     searching_ = lot_.park(key);
 }
 
+// Every queue a task can wait in: the injector, every deque, every ring and LIFO slot.
 bool worker::work_visible() const noexcept {
     if (!owner_.injector().empty_hint()) return true;
-    for (unsigned i = 0; i < owner_.size(); ++i)
-        if (owner_.worker_at(i).queued_hint() > 0) return true;
+    for (unsigned i = 0; i < owner_.size(); ++i) {
+        const worker& w = owner_.worker_at(i);
+        if (w.queued_hint() > 0 || w.async_queued_hint()) return true;
+    }
     return false;
 }
 

@@ -19,6 +19,8 @@
 //   and frame are freed exactly once; see task_state_model.
 #pragma once
 
+// Before relacy.hpp (through relacy_policy.hpp) redefines `new` and friends for user code.
+#include "crew/detail/frame_cache.hpp"
 #include "reliability/relacy_policy.hpp"
 
 #include <cstdio>
@@ -317,16 +319,6 @@ struct parking_deque_model : rl::test_suite<parking_deque_model<Policy>, 3> {
     }
 };
 
-// ---------------------------------------------------------------------------------------------
-// Task group counting (crew/detail/group_count.hpp): thread 1 is a producer that adds two
-// children and hands each to its own runner thread (2 and 3), which does the child's work and
-// calls finish(); thread 0 is the owner, which waits while the producer runs, then "joins" the
-// producer (waits for its done flag), waits again and destroys the group. Checked: the final wait
-// returns only after both children finished (their rl::var writes are read without a race), and
-// a child touches the group after its decrement only while the waiter is still blocked (the
-// waiter's set() reads `group_gone`, which the owner writes after the final wait: a race or a
-// true value is a failure). A lost increment leaves the final wait blocked: a deadlock.
-
 // A futex-style flag: the model's stand-in for detail::completion (one per wait, as crew makes a
 // fresh completion per wait()).
 template <class Policy>
@@ -343,6 +335,150 @@ struct model_flag {
         while (word.load(std::memory_order::acquire) == 0) Policy::wait(word, 0);
     }
 };
+
+// The coroutine scheduler's LIFO slot in the sleep/wake protocol (src/worker.cpp wake_async,
+// find_async_local, steal_lifo_cold, work_visible): the submitter injects job 0; the worker that
+// runs it puts job 1 into its own LIFO slot (an exchange, release) and notifies with the full
+// notify_one, then BLOCKS until job 1 has run (a task running for 50 ms, in the model for ever):
+// only the other worker can run job 1, by taking the slot (an exchange, acquire), so it must not
+// sleep through the put. work_visible() looks at the injector and both LIFO slots. (The model
+// lets a thief take a LIFO slot on every pass; the real worker waits for its last pass, which
+// changes when a slot is taken, not whether the re-check sees it.) A lost wake-up leaves the
+// runner blocked and the other worker asleep: Relacy reports the deadlock. Job 1's payload is
+// written before the put and read by its runner: the exchange's publication is race-checked.
+template <class Policy>
+struct parking_lifo_model : rl::test_suite<parking_lifo_model<Policy>, 3> {
+    static constexpr int jobs = 2;
+    aligned_box<crew::detail::basic_injector<job, Policy>> injector;
+    aligned_box<crew::detail::basic_parking<Policy>> lot{2u};
+    model_atomic<job*> lifo[2];
+    model_atomic<int> done{0};
+    model_atomic<bool> stop{false};
+    model_flag<Policy> child_done;
+    rl::var<int> payload;
+    job items[jobs];
+    int runs[jobs] = {};
+
+    parking_lifo_model() {
+        for (int i = 0; i < jobs; ++i) items[i].id = i;
+        lifo[0].store(nullptr, std::memory_order::relaxed);
+        lifo[1].store(nullptr, std::memory_order::relaxed);
+    }
+
+    void run(job* j, int self) {
+        RL_ASSERT(runs[j->id] == 0);
+        ++runs[j->id];
+        if (j->id == 0) {
+            payload(RL_INFO) = 42;
+            RL_ASSERT(lifo[self].exchange(&items[1], std::memory_order::acq_rel) == nullptr);
+            lot->notify_one();
+            child_done.wait();  // the long run: only the other worker can take job 1
+        } else {
+            RL_ASSERT(payload(RL_INFO) == 42);
+            child_done.set();
+        }
+        if (done.fetch_add(1, std::memory_order::acq_rel) + 1 == jobs) {
+            stop.store(true, std::memory_order::release);
+            lot->notify_all();
+        }
+    }
+
+    job* take_lifo(int w) {
+        if (lifo[w].load(std::memory_order::relaxed) == nullptr) return nullptr;
+        return lifo[w].exchange(nullptr, std::memory_order::acquire);
+    }
+
+    job* find_task(int self) {
+        if (job* j = take_lifo(self)) return j;
+        if (job* j = take_lifo(1 - self)) return j;  // the steal round's last pass
+        return injector->pop();
+    }
+
+    bool work_visible() {
+        if (!injector->empty_hint()) return true;
+        if constexpr (Policy::injected_bug == crew::detail::bug::lifo_hidden_from_recheck) return false;
+        return lifo[0].load(std::memory_order::relaxed) != nullptr || lifo[1].load(std::memory_order::relaxed) != nullptr;
+    }
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            RL_ASSERT(injector->push(&items[0]));
+            lot->notify_one();
+        } else {
+            const int self = static_cast<int>(index) - 1;
+            model_worker_loop<Policy>(*lot, stop, [&] { return find_task(self); }, [&](job* j) { run(j, self); },
+                                      [&] { return work_visible(); });
+        }
+    }
+
+    void after() {
+        for (int i = 0; i < jobs; ++i) RL_ASSERT(runs[i] == 1);
+        RL_ASSERT(lot->searching() == 0);
+        RL_ASSERT(lot->sleepers() == 0);
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// The frame cache's remote-free list (crew/detail/frame_cache.hpp basic_remote_list): threads 0
+// and 1 free two frames each onto the owner's list (Treiber push, release); thread 2, the owner,
+// takes everything twice while they push (exchange, acquire) and after() takes the rest. Every
+// frame must come back exactly once, and its contents (an rl::var written before the push, as a
+// frame's last use) must be visible to the owner without a race.
+struct remote_node {
+    remote_node* next = nullptr;
+    rl::var<int> payload;
+    int id = 0;
+};
+
+template <class Policy>
+struct remote_list_model : rl::test_suite<remote_list_model<Policy>, 3> {
+    static constexpr int nodes_count = 4;
+    aligned_box<crew::detail::basic_remote_list<remote_node, Policy>> list;
+    remote_node nodes[nodes_count];
+    int taken[nodes_count] = {};
+
+    remote_list_model() {
+        for (int i = 0; i < nodes_count; ++i) nodes[i].id = i;
+    }
+
+    void take_all() {
+        for (remote_node* n = list->take_all(); n != nullptr;) {
+            remote_node* next = n->next;
+            RL_ASSERT(n->payload(RL_INFO) == 100 + n->id);
+            RL_ASSERT(taken[n->id] == 0);
+            ++taken[n->id];
+            n = next;
+        }
+    }
+
+    void thread(unsigned index) {
+        if (index < 2) {
+            for (int k = 0; k < 2; ++k) {
+                remote_node& n = nodes[2 * index + static_cast<unsigned>(k)];
+                n.payload(RL_INFO) = 100 + n.id;
+                list->push(&n);
+            }
+        } else {
+            take_all();
+            take_all();
+        }
+    }
+
+    void after() {
+        take_all();
+        for (int i = 0; i < nodes_count; ++i) RL_ASSERT(taken[i] == 1);
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Task group counting (crew/detail/group_count.hpp): thread 1 is a producer that adds two
+// children and hands each to its own runner thread (2 and 3), which does the child's work and
+// calls finish(); thread 0 is the owner, which waits while the producer runs, then "joins" the
+// producer (waits for its done flag), waits again and destroys the group. Checked: the final wait
+// returns only after both children finished (their rl::var writes are read without a race), and
+// a child touches the group after its decrement only while the waiter is still blocked (the
+// waiter's set() reads `group_gone`, which the owner writes after the final wait: a race or a
+// true value is a failure). A lost increment leaves the final wait blocked: a deadlock.
 
 // Nested = false: the producer/waiter scenario above. Nested = true: a child adds a child (as
 // run() from inside a group's own task): the producer adds child 0 and then lets the owner wait
@@ -831,6 +967,14 @@ template <bug Bug>
 constexpr scenario parking_deque_scenario(const char* name) {
     return {name, &simulate<parking_deque_model<relacy_atomics<Bug>>>};
 }
+template <bug Bug>
+constexpr scenario parking_lifo_scenario(const char* name) {
+    return {name, &simulate<parking_lifo_model<relacy_atomics<Bug>>>};
+}
+template <bug Bug>
+constexpr scenario remote_list_scenario(const char* name) {
+    return {name, &simulate<remote_list_model<relacy_atomics<Bug>>>};
+}
 
 template <bug Bug, bool Nested = false>
 constexpr scenario group_count_scenario(const char* name) {
@@ -850,7 +994,7 @@ constexpr scenario task_state_scenario(const char* name) {
 }
 
 // The correct code: every scenario (model_check.cpp).
-inline constexpr int scenario_count = 18;
+inline constexpr int scenario_count = 20;
 extern const scenario correct_scenarios[scenario_count];
 
 // A bug and the scenarios that must catch it (model_teeth.cpp).
@@ -859,7 +1003,7 @@ struct bug_entry {
     const scenario* scenarios;
     int count;
 };
-inline constexpr int bug_count = 15;
+inline constexpr int bug_count = 17;
 extern const bug_entry bugs[bug_count];
 
 }  // namespace crew_model

@@ -41,6 +41,11 @@ template <bug Bug>
 constexpr scenario state_teeth[] = {task_state_scenario<Bug, false>("task_state_wake_run_join"),
                                     task_state_scenario<Bug, true>("task_state_cancel_wake_run")};
 
+template <bug Bug>
+constexpr scenario lifo_teeth[] = {parking_lifo_scenario<Bug>("parking_with_lifo_slots")};
+template <bug Bug>
+constexpr scenario remote_teeth[] = {remote_list_scenario<Bug>("frame_remote_list")};
+
 }  // namespace
 
 const bug_entry bugs[bug_count] = {
@@ -59,6 +64,8 @@ const bug_entry bugs[bug_count] = {
     {"ring_wide_index_math", ring_teeth<bug::ring_wide_index_math>, 5},
     {"ring_overflow_without_claim", ring_teeth<bug::ring_overflow_without_claim>, 5},
     {"state_wake_running_no_notify", state_teeth<bug::state_wake_running_no_notify>, 2},
+    {"lifo_hidden_from_recheck", lifo_teeth<bug::lifo_hidden_from_recheck>, 1},
+    {"remote_push_relaxed", remote_teeth<bug::remote_push_relaxed>, 1},
 };
 
 }  // namespace crew_model

@@ -57,6 +57,8 @@ enum class bug : unsigned {
     ring_wide_index_math,       // async_ring push_back(): tail - steal computed in 64 bits (wrong across the wrap)
     ring_overflow_without_claim,// async_ring overflow: shrink the tail without the CAS on head that orders it
     state_wake_running_no_notify,  // task_state: a wake while RUNNING does not set NOTIFIED (lost wake)
+    remote_push_relaxed,   // frame_cache remote list: push publishes the node with a relaxed CAS
+    lifo_hidden_from_recheck,  // the LIFO-slot sleep/wake model: the park re-check ignores LIFO slots
 };
 
 struct std_atomics {

@@ -41,6 +41,28 @@ public:
         return true;
     }
 
+    // Appends items[0..n) in order under ONE lock acquisition (a worker's ring overflow, see
+    // async_ring.hpp "Overflow": the newest half of a full ring plus the new task). Returns false
+    // (the items stay with the caller) when the queue is closed, unless `from_worker`: the caller is
+    // a worker of the pool that drains this queue, and workers drain it before they exit (they
+    // leave only when no work is visible, and this queue is part of what they look at), so a
+    // worker's overflow during shutdown is accepted and still runs.
+    bool push_batch(T* const* items, std::size_t n, bool from_worker = false) {
+        if (n == 0) return true;
+        for (std::size_t i = 0; i + 1 < n; ++i) items[i]->next = items[i + 1];  // not yet shared
+        items[n - 1]->next = nullptr;
+        std::lock_guard lock(mutex_);
+        if (closed_ && !from_worker) return false;
+        if (tail_ != nullptr)
+            tail_->next = items[0];
+        else
+            head_ = items[0];
+        tail_ = items[n - 1];
+        // release: as in push().
+        length_.store(length_.load(std::memory_order_relaxed) + n, std::memory_order_release);
+        return true;
+    }
+
     // The oldest item, or nullptr.
     T* pop() {
         if (empty_hint()) return nullptr;

@@ -11,9 +11,11 @@
 #include <new>
 #include <utility>
 
+#include "crew/detail/async_ring.hpp"
 #include "crew/detail/atomics.hpp"
 #include "crew/detail/chase_lev.hpp"
 #include "crew/detail/completion.hpp"
+#include "crew/detail/frame_cache.hpp"
 #include "crew/detail/parking.hpp"
 #include "crew/detail/task.hpp"
 
@@ -34,6 +36,15 @@ struct worker_counters {
     counter parks{0};
     counter injector_pops{0};
     counter max_depth{0};
+    // Coroutine tasks (async_schedule.hpp): runs taken from a ring or a LIFO slot (tasks that came
+    // through the injector are not told apart from fork-join tasks and count only in tasks_run);
+    // full-ring overflows to the injector; runs from the LIFO slot; yields forced by an exhausted
+    // budget; the deepest the ring has been after a push.
+    counter async_tasks_run{0};
+    counter ring_overflows{0};
+    counter lifo_hits{0};
+    counter budget_yields{0};
+    counter max_ring_depth{0};
 
     static void bump(counter& c, std::uint64_t by = 1) noexcept {
         c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
@@ -120,6 +131,18 @@ public:
     steal_result<task> steal_from() noexcept { return deque_.steal(); }
     std::int64_t queued_hint() const noexcept { return deque_.size_hint(); }
 
+    // ---- coroutine tasks (see async_schedule.hpp and DESIGN.md "Coroutine scheduler") ----
+    // The worker's own thread only: queue a coroutine task on this worker.
+    void push_async(task* t);   // the back of the ring (a full ring overflows to the injector)
+    void wake_async(task* t);   // the LIFO slot; its previous occupant goes to the ring
+    void yield_async(task* t);  // the back of the ring; counts a budget-forced yield
+    frame_cache& frames() noexcept { return frames_; }
+    // Any thread: is a coroutine task queued here (ring or LIFO slot)?
+    bool async_queued_hint() const noexcept {
+        // relaxed: a hint, ordered against the parking re-check by parking.hpp's seq_cst fences.
+        return lifo_.load(std::memory_order_relaxed) != nullptr || !ring_.empty_hint();
+    }
+
 private:
     task* find_task();
     task* find_help(bool& related);
@@ -132,6 +155,14 @@ private:
     void found_work_cold() noexcept;
     void note_depth_cold(std::int64_t depth) noexcept;
     std::uint64_t next_random() noexcept;
+    task* injector_tick_cold();
+    void retune_interval_cold() noexcept;
+    task* find_async_local();
+    task* steal_async_cold(worker& victim, bool& lost) noexcept;
+    task* steal_lifo_cold() noexcept;
+    void start_async(bool from_lifo) noexcept;
+    void overflow_async_cold(task* const* items, std::size_t n);
+    void note_ring_depth_cold(std::size_t depth) noexcept;
 
     // deque_: owner pushes/pops, thieves steal (its indices sit on their own cache lines).
     chase_lev_deque<task> deque_;
@@ -140,7 +171,17 @@ private:
     parking& lot_;
     const unsigned index_;
     std::uint64_t rng_;
-    std::uint32_t tick_ = 0;
+    // Find_task calls left until the next look at the injector; the self-tuned interval (2..127,
+    // see retune_interval_cold); the clock (ns) at the start of the current window (0: none, the
+    // worker parked); the running mean of the time per tick (ns).
+    std::uint32_t injector_countdown_ = 64;
+    std::uint32_t injector_interval_ = 64;
+    std::int64_t window_start_ns_ = 0;
+    double mean_tick_ns_ = 0;
+    // Coroutine tasks run from the LIFO slot in a row; the next steal_round may take LIFO slots.
+    std::uint32_t lifo_runs_ = 0;
+    bool lifo_pass_ = false;
+    std::size_t max_ring_seen_ = 0;
     std::uint32_t spins_ = 0;
     bool searching_ = false;
     std::int64_t max_depth_seen_ = 0;
@@ -151,6 +192,12 @@ private:
     unsigned helped_nesting_ = 0;
     bool isolated_ = false;
     task_cache cache_;
+    frame_cache frames_;
+    // ring_: coroutine tasks, FIFO; owner pushes/pops, thieves steal half (async_ring.hpp).
+    async_ring<task> ring_;
+    // lifo_: the LIFO slot. Every access is an exchange (owner: put and take; thieves: take) or a
+    // relaxed load used as a hint before one; see wake_async.
+    alignas(cache_line) std_atomics::atomic<task*> lifo_{nullptr};
     alignas(cache_line) worker_counters counters_;
 };
 
