@@ -49,6 +49,11 @@ void event::reset() noexcept {
     s_->is_set.store(false, std::memory_order_relaxed);  // publishes nothing
 }
 
+std::size_t event::waiters() const {
+    std::lock_guard g(s_->lock);
+    return s_->waiters.size();
+}
+
 bool event::wait_awaiter::await_suspend(std::coroutine_handle<> h) {
     std::unique_lock g(s_->lock);
     if (s_->is_set.load(std::memory_order_relaxed)) {  // under the lock: set() wrote it under the lock
@@ -93,6 +98,16 @@ void async_mutex::unlock() noexcept {
     while (!s_->waiters.empty())
         if (s_->wake_popped(*s_->waiters.pop_front())) return;  // handed over: stays locked
     s_->locked = false;
+}
+
+bool async_mutex::is_locked() const {
+    std::lock_guard g(s_->lock);
+    return s_->locked;
+}
+
+std::size_t async_mutex::waiters() const {
+    std::lock_guard g(s_->lock);
+    return s_->waiters.size();
 }
 
 bool async_mutex::lock_awaiter::await_suspend(std::coroutine_handle<> h) {

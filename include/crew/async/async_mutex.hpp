@@ -24,6 +24,7 @@
 #pragma once
 
 #include <coroutine>
+#include <cstddef>
 #include <utility>
 
 #include "crew/async/detail/wait_list.hpp"
@@ -76,6 +77,10 @@ public:
     bool try_lock() noexcept;
     // Unlock: the oldest waiter (if any) now owns the lock and is woken through the scheduler.
     void unlock() noexcept;
+
+    // Snapshots: whether it is held; how many tasks are suspended in lock().
+    bool is_locked() const;
+    std::size_t waiters() const;
 
     class [[nodiscard]] lock_awaiter {
     public:

@@ -162,6 +162,15 @@ public:
         std::lock_guard g(s_->lock);
         return s_->buffer.size();
     }
+    // Snapshots: how many tasks are suspended in send() / receive().
+    std::size_t waiting_senders() const {
+        std::lock_guard g(s_->lock);
+        return s_->senders.size();
+    }
+    std::size_t waiting_receivers() const {
+        std::lock_guard g(s_->lock);
+        return s_->receivers.size();
+    }
     bool is_closed() const {
         std::lock_guard g(s_->lock);
         return s_->closed;

@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <coroutine>
+#include <cstddef>
 
 #include "crew/async/detail/wait_list.hpp"
 
@@ -43,6 +44,9 @@ public:
     void reset() noexcept;
     // acquire: pairs with set()'s release store, so what the setter wrote before set() is visible.
     bool is_set() const noexcept { return s_->is_set.load(std::memory_order_acquire); }
+
+    // A snapshot: how many tasks are suspended in wait().
+    std::size_t waiters() const;
 
     class [[nodiscard]] wait_awaiter {
     public:
