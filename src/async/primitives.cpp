@@ -12,12 +12,13 @@ namespace {
 
 [[noreturn]] void throw_abandoned(const char* what) { throw usage_error(what); }
 
-// Destructor path: wake every waiter as abandoned (they never touch the primitive again).
-void abandon_all_locked(detail::wait_state& s, detail::wait_list& l) noexcept {
+// Destructor path: wake every waiter as abandoned (they never touch the primitive object again;
+// their state block lives on until they dropped their references).
+void abandon_all_locked(detail::wait_list& l) noexcept {
     while (!l.empty()) {
         detail::wait_node& n = *l.pop_front();
         n.abandoned = true;
-        (void)s.wake_popped(n);
+        (void)detail::wake_popped(n);
     }
 }
 
@@ -30,9 +31,9 @@ event::event(bool initially_set) : s_(new state) { s_->is_set.store(initially_se
 event::~event() {
     {
         std::lock_guard g(s_->lock);
-        abandon_all_locked(*s_, s_->waiters);
+        abandon_all_locked(s_->waiters);
     }
-    detail::release_state(s_);
+    detail::drop_ref(s_);
 }
 
 void event::set() noexcept {
@@ -41,7 +42,7 @@ void event::set() noexcept {
     // set() are visible to a waiter that sees the flag; suspended waiters see them through the
     // wake's task-state transition).
     s_->is_set.store(true, std::memory_order_release);
-    while (!s_->waiters.empty()) (void)s_->wake_popped(*s_->waiters.pop_front());
+    while (!s_->waiters.empty()) (void)detail::wake_popped(*s_->waiters.pop_front());
 }
 
 void event::reset() noexcept {
@@ -60,19 +61,17 @@ bool event::wait_awaiter::await_suspend(std::coroutine_handle<> h) {
         g.unlock();
         return detail::complete_ready(h, mode_);
     }
-    return detail::suspend_on(s_->waiters, node_, h, mode_);
+    return detail::suspend_on(*s_, s_->waiters, node_, h, mode_);
 }
 
 void event::wait_awaiter::await_resume() {
-    if (mode_ == detail::wait_mode::suspended) {
-        if (node_.w.cancelled()) {
-            detail::finish_cancelled(s_, s_->waiters, node_);
-            detail::throw_cancelled();
-        }
-        if (node_.abandoned) throw_abandoned("crew::event destroyed while a task waited on it");
-    }
     if (mode_ == detail::wait_mode::cancelled_early) detail::throw_cancelled();
+    if (mode_ != detail::wait_mode::suspended) return;
+    if (detail::finish_suspension(s_, s_->waiters, node_, mode_, detail::resumed_by_cancel())) detail::throw_cancelled();
+    if (node_.abandoned) throw_abandoned("crew::event destroyed while a task waited on it");
 }
+
+event::wait_awaiter::~wait_awaiter() { (void)detail::finish_suspension(s_, s_->waiters, node_, mode_, true); }
 
 // ---- async_mutex ----
 
@@ -81,9 +80,9 @@ async_mutex::async_mutex() : s_(new state) {}
 async_mutex::~async_mutex() {
     {
         std::lock_guard g(s_->lock);
-        abandon_all_locked(*s_, s_->waiters);
+        abandon_all_locked(s_->waiters);
     }
-    detail::release_state(s_);
+    detail::drop_ref(s_);
 }
 
 bool async_mutex::try_lock() noexcept {
@@ -96,7 +95,7 @@ bool async_mutex::try_lock() noexcept {
 void async_mutex::unlock() noexcept {
     std::lock_guard g(s_->lock);
     while (!s_->waiters.empty())
-        if (s_->wake_popped(*s_->waiters.pop_front())) return;  // handed over: stays locked
+        if (detail::wake_popped(*s_->waiters.pop_front())) return;  // handed over: stays locked
     s_->locked = false;
 }
 
@@ -117,19 +116,19 @@ bool async_mutex::lock_awaiter::await_suspend(std::coroutine_handle<> h) {
         g.unlock();
         return detail::complete_ready(h, mode_);
     }
-    return detail::suspend_on(s_->waiters, node_, h, mode_);
+    return detail::suspend_on(*s_, s_->waiters, node_, h, mode_);
 }
 
 async_mutex::guard async_mutex::lock_awaiter::await_resume() {
+    if (mode_ == detail::wait_mode::cancelled_early) detail::throw_cancelled();
     if (mode_ == detail::wait_mode::suspended) {
-        if (node_.w.cancelled()) {
-            detail::finish_cancelled(s_, s_->waiters, node_);
+        if (detail::finish_suspension(s_, s_->waiters, node_, mode_, detail::resumed_by_cancel()))
             detail::throw_cancelled();
-        }
         if (node_.abandoned) throw_abandoned("crew::async_mutex destroyed while a task waited on it");
     }
-    if (mode_ == detail::wait_mode::cancelled_early) detail::throw_cancelled();
     return guard(m_);
 }
+
+async_mutex::lock_awaiter::~lock_awaiter() { (void)detail::finish_suspension(s_, s_->waiters, node_, mode_, true); }
 
 }  // namespace crew

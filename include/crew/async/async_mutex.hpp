@@ -86,6 +86,10 @@ public:
     public:
         bool await_ready() const noexcept { return false; }
         bool await_suspend(std::coroutine_handle<> h);
+        // A pool shutdown destroys a suspended frame: leave the list (waiter.hpp, "Lifetime").
+        ~lock_awaiter();
+        lock_awaiter(const lock_awaiter&) = delete;
+        lock_awaiter& operator=(const lock_awaiter&) = delete;
         guard await_resume();
 
     private:

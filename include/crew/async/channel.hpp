@@ -106,7 +106,7 @@ class channel {
             while (!receivers.empty()) {
                 auto& r = static_cast<recv_node&>(*receivers.pop_front());
                 r.value.emplace(take_back(v));
-                if (wake_popped(r)) return true;
+                if (detail::wake_popped(r)) return true;
                 v.emplace(take_back(r.value));  // that receiver was cancelled: try the next one
             }
             if (buffer.size() >= capacity) return false;
@@ -122,7 +122,7 @@ class channel {
                 auto& s = static_cast<send_node&>(*senders.pop_front());
                 buffer.push_back(take_back(s.value));
                 s.ok = true;
-                if (wake_popped(s)) break;
+                if (detail::wake_popped(s)) break;
                 s.ok = false;  // that sender was cancelled: its value stays its own
                 s.value.emplace(buffer.pop_back());
             }
@@ -132,8 +132,8 @@ class channel {
         // Wake every waiter with the closed outcome.
         void close_locked() noexcept {
             closed = true;
-            while (!receivers.empty()) (void)wake_popped(*receivers.pop_front());
-            while (!senders.empty()) (void)wake_popped(*senders.pop_front());
+            while (!receivers.empty()) (void)detail::wake_popped(*receivers.pop_front());
+            while (!senders.empty()) (void)detail::wake_popped(*senders.pop_front());
         }
 
         static T take_back(std::optional<T>& o) noexcept {
@@ -151,7 +151,7 @@ public:
             std::lock_guard g(s_->lock);
             s_->close_locked();
         }
-        detail::release_state(s_);
+        detail::drop_ref(s_);
     }
     channel(const channel&) = delete;
     channel& operator=(const channel&) = delete;
@@ -211,16 +211,19 @@ public:
             std::unique_lock g(s_->lock);
             if (s_->closed) return finish_ready(g, h, false);
             if (s_->deliver_locked(node_.value)) return finish_ready(g, h, true);
-            return detail::suspend_on(s_->senders, node_, h, mode_);
+            return detail::suspend_on(*s_, s_->senders, node_, h, mode_);
         }
         bool await_resume() {
-            if (mode_ == detail::wait_mode::suspended && node_.w.cancelled()) {
-                detail::finish_cancelled(s_, s_->senders, node_);
-                detail::throw_cancelled();
-            }
             if (mode_ == detail::wait_mode::cancelled_early) detail::throw_cancelled();
-            return mode_ == detail::wait_mode::suspended ? node_.ok : ready_result_;
+            if (mode_ != detail::wait_mode::suspended) return ready_result_;
+            if (detail::finish_suspension(s_, s_->senders, node_, mode_, detail::resumed_by_cancel()))
+                detail::throw_cancelled();
+            return node_.ok;
         }
+        // A pool shutdown destroys a suspended frame: leave the list (waiter.hpp, "Lifetime").
+        ~send_awaiter() { (void)detail::finish_suspension(s_, s_->senders, node_, mode_, true); }
+        send_awaiter(const send_awaiter&) = delete;
+        send_awaiter& operator=(const send_awaiter&) = delete;
 
     private:
         friend class channel;
@@ -247,16 +250,19 @@ public:
                 g.unlock();
                 return detail::complete_ready(h, mode_);
             }
-            return detail::suspend_on(s_->receivers, node_, h, mode_);
+            return detail::suspend_on(*s_, s_->receivers, node_, h, mode_);
         }
         std::optional<T> await_resume() {
-            if (mode_ == detail::wait_mode::suspended && node_.w.cancelled()) {
-                detail::finish_cancelled(s_, s_->receivers, node_);
-                detail::throw_cancelled();
-            }
             if (mode_ == detail::wait_mode::cancelled_early) detail::throw_cancelled();
+            if (detail::finish_suspension(s_, s_->receivers, node_, mode_, mode_ == detail::wait_mode::suspended &&
+                                                                                  detail::resumed_by_cancel()))
+                detail::throw_cancelled();
             return std::move(node_.value);
         }
+        // A pool shutdown destroys a suspended frame: leave the list (waiter.hpp, "Lifetime").
+        ~receive_awaiter() { (void)detail::finish_suspension(s_, s_->receivers, node_, mode_, true); }
+        receive_awaiter(const receive_awaiter&) = delete;
+        receive_awaiter& operator=(const receive_awaiter&) = delete;
 
     private:
         friend class channel;

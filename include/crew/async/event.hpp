@@ -55,6 +55,10 @@ public:
             return s_->is_set.load(std::memory_order_acquire) && detail::spend_budget();
         }
         bool await_suspend(std::coroutine_handle<> h);
+        // A pool shutdown destroys a suspended frame: leave the list (waiter.hpp, "Lifetime").
+        ~wait_awaiter();
+        wait_awaiter(const wait_awaiter&) = delete;
+        wait_awaiter& operator=(const wait_awaiter&) = delete;
         void await_resume();
 
     private:
