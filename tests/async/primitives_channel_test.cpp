@@ -185,7 +185,9 @@ TEST_P(channel_suite, always_ready_loop_is_preempted_by_the_budget) {
     const long rounds = pool().block_on(looper_then_victim(ch, ran));
     EXPECT_TRUE(ran.load());
     EXPECT_LT(rounds, 50'000'000);
-    if (workers() == 1) EXPECT_LE(rounds, 200);  // 2 units per round, 128 per run
+    if (workers() == 1) {
+        EXPECT_LE(rounds, 200);  // 2 units per round, 128 per run
+    }
 }
 
 // Releasing 100,000 suspended receivers by close() goes through the scheduler: none is resumed

@@ -173,7 +173,9 @@ TEST_P(event_suite, set_event_loop_is_preempted_by_the_budget) {
     std::atomic<bool> ran{false};
     const long rounds = pool().block_on(spin_with_victim(e, ran));
     EXPECT_TRUE(ran.load());
-    if (workers() == 1) EXPECT_LE(rounds, 200);
+    if (workers() == 1) {
+        EXPECT_LE(rounds, 200);
+    }
 }
 
 CREW_ALL_POOL_SIZES(event_suite);
