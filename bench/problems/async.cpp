@@ -18,17 +18,31 @@
 
 #include "peers.hpp"
 
-#if __has_include(<crew/async.hpp>)
-#include <crew/async.hpp>
+// crew's coroutine API is arriving in pieces (issue 10): each shape's row needs its pieces.
+#if __has_include(<crew/async/join_handle.hpp>)
+#include <crew/async/join_handle.hpp>
+#include <crew/async/task.hpp>
 #define CREW_BENCH_HAVE_ASYNC 1
-#if __has_include(<crew/async/channel.hpp>)
+#else
+#define CREW_BENCH_HAVE_ASYNC 0
+#endif
+#if CREW_BENCH_HAVE_ASYNC && __has_include(<crew/async/channel.hpp>)
 #include <crew/async/channel.hpp>
 #define CREW_BENCH_HAVE_CHANNEL 1
 #else
 #define CREW_BENCH_HAVE_CHANNEL 0
 #endif
+#if CREW_BENCH_HAVE_ASYNC && __has_include(<crew/async/yield.hpp>)
+#include <crew/async/yield.hpp>
+#define CREW_BENCH_HAVE_YIELD 1
 #else
-#define CREW_BENCH_HAVE_ASYNC 0
+#define CREW_BENCH_HAVE_YIELD 0
+#endif
+#if CREW_BENCH_HAVE_ASYNC && __has_include(<crew/async/when_all.hpp>)
+#include <crew/async/when_all.hpp>
+#define CREW_BENCH_HAVE_WHEN_ALL 1
+#else
+#define CREW_BENCH_HAVE_WHEN_ALL 0
 #endif
 
 namespace crew_bench {
@@ -213,16 +227,17 @@ u64 spawn_many_remote_idle(crew::pool& pool, u64 n) {
     return counter.load();
 }
 
-task<u64> yielder() {
-    for (u64 i = 0; i < yields_per_task; ++i) co_await crew::yield_now();
-    co_return yields_per_task;
-}
-
 template <class T>
 task<u64> sum_of(std::vector<crew::join_handle<T>> handles) {
     u64 sum = 0;
     for (auto& h : handles) sum += co_await std::move(h);
     co_return sum;
+}
+
+#if CREW_BENCH_HAVE_YIELD
+task<u64> yielder() {
+    for (u64 i = 0; i < yields_per_task; ++i) co_await crew::yield_now();
+    co_return yields_per_task;
 }
 
 task<u64> yield_many(u64 n) {
@@ -231,6 +246,7 @@ task<u64> yield_many(u64 n) {
     for (u64 i = 0; i < n; ++i) handles.push_back(crew::spawn(yielder()));
     co_return co_await sum_of(std::move(handles));
 }
+#endif
 
 #if CREW_BENCH_HAVE_CHANNEL
 task<void> pong(crew::channel<u64>* in, crew::channel<u64>* out) {
@@ -294,6 +310,7 @@ task<u64> spawn_await(u64 n) {
     co_return sum;
 }
 
+#if CREW_BENCH_HAVE_WHEN_ALL
 task<u64> skynet(u64 num, u64 size) {
     if (size == 1) co_return num;
     u64 sub = size / 10;
@@ -306,6 +323,7 @@ task<u64> skynet(u64 num, u64 size) {
 }
 
 task<u64> coro_skynet(u64 n) { co_return co_await skynet(0, n); }
+#endif
 
 u64 fib_join(u64 n) {  // one fork per call, no cutoff (as the fib problem)
     if (n < 2) return n;
@@ -327,9 +345,13 @@ using body_fn = task<u64> (*)(u64);
 
 body_fn body_of(const std::string& name) {
     if (name == "spawn_many_local") return spawn_many_local;
-    if (name == "yield_many") return yield_many;
     if (name == "spawn_await") return spawn_await;
+#if CREW_BENCH_HAVE_YIELD
+    if (name == "yield_many") return yield_many;
+#endif
+#if CREW_BENCH_HAVE_WHEN_ALL
     if (name == "coro_skynet") return coro_skynet;
+#endif
     if (name == "fork_join_in_tasks") return fork_join_in_tasks;
 #if CREW_BENCH_HAVE_CHANNEL
     if (name == "ping_pong") return ping_pong;
@@ -346,8 +368,8 @@ void add_crew(problem& p, std::vector<std::string>& notes, const shape& sh, u64 
     bool remote = std::string(sh.name) == "spawn_many_remote_idle";
     crew_async::body_fn body = crew_async::body_of(sh.name);
     if (!remote && body == nullptr) {
-        add_note(notes, std::string("async_") + sh.name + ": crew's row needs crew::channel (<crew/async/channel.hpp>), "
-                        "not available when crew-bench was built: skipped.");
+        add_note(notes, std::string("async_") + sh.name + ": crew's row needs a piece of crew's async API (channel, yield_now "
+                        "or when_all) not available when crew-bench was built: skipped.");
         return;
     }
     p.impls.push_back({"crew", [=, &sh](std::size_t threads) -> run_fn {
@@ -380,7 +402,7 @@ problem make_async(const config& cfg, std::vector<std::string>& notes, const std
 #if CREW_BENCH_HAVE_ASYNC
     add_crew(p, notes, sh, n, iters);
 #else
-    add_note(notes, "async_*: <crew/async.hpp> was not available when crew-bench was built: crew's rows are skipped.");
+    add_note(notes, "async_*: <crew/async/join_handle.hpp> was not available when crew-bench was built: crew's rows are skipped.");
 #endif
 #ifdef CREW_BENCH_TOKIO_PEER
     add_peer(p, notes, "tokio", "CREW_BENCH_TOKIO_PEER", CREW_BENCH_TOKIO_PEER, "", sh, n, iters, reps);
