@@ -201,6 +201,17 @@ void async_task::lock_hooks() noexcept {
 
 void async_task::unlock_hooks() noexcept { hooks_locked_.store(false, std::memory_order_release); }
 
+bool async_task::migrate(registry& to) noexcept {
+    if (&to == owner) return true;
+    owner->async_tasks().remove(this);  // our pool's list is open: we run on one of its workers
+    if (!to.async_tasks().add(this)) {
+        owner->async_tasks().add(this);
+        return false;
+    }
+    owner = &to;  // read by requeue() after the run, on this thread
+    return true;
+}
+
 void async_task::shut_down() noexcept {
     if (!state.transition_to_shutdown()) {  // running or complete: its runner finishes it
         release();                          // the list's reference

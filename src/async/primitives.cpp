@@ -71,7 +71,9 @@ void event::wait_awaiter::await_resume() {
     if (node_.abandoned) throw_abandoned("crew::event destroyed while a task waited on it");
 }
 
-event::wait_awaiter::~wait_awaiter() { (void)detail::finish_suspension(s_, s_->waiters, node_, mode_, true); }
+event::wait_awaiter::~wait_awaiter() {
+    if (mode_ == detail::wait_mode::suspended) (void)detail::finish_suspension(s_, s_->waiters, node_, mode_, true);
+}
 
 // ---- async_mutex ----
 
@@ -129,6 +131,8 @@ async_mutex::guard async_mutex::lock_awaiter::await_resume() {
     return guard(m_);
 }
 
-async_mutex::lock_awaiter::~lock_awaiter() { (void)detail::finish_suspension(s_, s_->waiters, node_, mode_, true); }
+async_mutex::lock_awaiter::~lock_awaiter() {
+    if (mode_ == detail::wait_mode::suspended) (void)detail::finish_suspension(s_, s_->waiters, node_, mode_, true);
+}
 
 }  // namespace crew

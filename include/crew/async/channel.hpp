@@ -221,7 +221,9 @@ public:
             return node_.ok;
         }
         // A pool shutdown destroys a suspended frame: leave the list (waiter.hpp, "Lifetime").
-        ~send_awaiter() { (void)detail::finish_suspension(s_, s_->senders, node_, mode_, true); }
+        ~send_awaiter() {
+            if (mode_ == detail::wait_mode::suspended) (void)detail::finish_suspension(s_, s_->senders, node_, mode_, true);
+        }
         send_awaiter(const send_awaiter&) = delete;
         send_awaiter& operator=(const send_awaiter&) = delete;
 
@@ -254,13 +256,15 @@ public:
         }
         std::optional<T> await_resume() {
             if (mode_ == detail::wait_mode::cancelled_early) detail::throw_cancelled();
-            if (detail::finish_suspension(s_, s_->receivers, node_, mode_, mode_ == detail::wait_mode::suspended &&
-                                                                                  detail::resumed_by_cancel()))
+            if (mode_ == detail::wait_mode::suspended &&
+                detail::finish_suspension(s_, s_->receivers, node_, mode_, detail::resumed_by_cancel()))
                 detail::throw_cancelled();
             return std::move(node_.value);
         }
         // A pool shutdown destroys a suspended frame: leave the list (waiter.hpp, "Lifetime").
-        ~receive_awaiter() { (void)detail::finish_suspension(s_, s_->receivers, node_, mode_, true); }
+        ~receive_awaiter() {
+            if (mode_ == detail::wait_mode::suspended) (void)detail::finish_suspension(s_, s_->receivers, node_, mode_, true);
+        }
         receive_awaiter(const receive_awaiter&) = delete;
         receive_awaiter& operator=(const receive_awaiter&) = delete;
 

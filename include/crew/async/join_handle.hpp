@@ -13,6 +13,23 @@
 
 namespace crew {
 
+namespace detail {
+
+// crew-internal access to a handle's task (when_all/when_any forward cancellation to it, and wait
+// for it without being a cancellation point).
+struct handle_access {
+    template <class T>
+    static async_task* task_of(const join_handle<T>& h) noexcept {
+        return h.task_;
+    }
+    template <class T>
+    static typename join_handle<T>::awaiter await_uncancellable(join_handle<T>& h) noexcept {
+        return {&h, cancellable::no};
+    }
+};
+
+}  // namespace detail
+
 // The handle of a spawned task: co_await it (or get() it) for the task's value or exception,
 // cancel() it, ask done(). Move-only. Dropping it detaches the task: it runs on, and an exception
 // it ends with goes to the pool's on_unhandled_exception. Waiting consumes the handle (valid()
@@ -57,11 +74,13 @@ public:
     }
 
     struct awaiter;
-    // In a crew task: suspend until the task finished, then give its value or rethrow.
+    // In a crew task: suspend until the task finished, then give its value or rethrow. A
+    // cancellation point of the awaiting task (the awaited task is not cancelled by it).
     awaiter operator co_await() & { return awaiter{this}; }
     awaiter operator co_await() && { return awaiter{this}; }
 
 private:
+    friend struct detail::handle_access;
     template <class U>
     friend join_handle<U> detail_spawn(detail::registry&, task<U>&&);
     explicit join_handle(detail::async_task* t) noexcept : task_(t) {}
@@ -92,7 +111,12 @@ private:
         detail::async_task* t = std::exchange(task_, nullptr);
         if (t == nullptr) return;
         const detail::join_drop d = t->state.unset_join_interested();
-        if (d.drop_output) t->destroy_root();
+        if (d.drop_output) {
+            // Detached after it finished: an exception nobody collected goes to the handler.
+            if (!t->frame_destroyed && t->root_promise->error)
+                t->owner->report_unhandled(std::exchange(t->root_promise->error, nullptr), "a detached coroutine task");
+            t->destroy_root();
+        }
         if (d.drop_waker && t->join.task != nullptr)  // a waker we stored and nobody fired
             detail::waker::from_parts(std::exchange(t->join.task, nullptr), t->join.gen).reset();
         t->release();
@@ -104,6 +128,7 @@ private:
 template <class T>
 struct join_handle<T>::awaiter {
     join_handle* handle;
+    detail::cancellable mode = detail::cancellable::yes;
     bool armed = false;
 
     bool await_ready() {
@@ -114,7 +139,7 @@ struct join_handle<T>::awaiter {
         detail::async_task* t = handle->task_;
         if (handle->done()) return detail::yield_suspend(h);  // ready, but the budget is spent
         armed = true;
-        detail::waker w = detail::prepare_suspend(h);
+        detail::waker w = detail::prepare_suspend(h, mode);
         if (!w) return false;  // cancellation requested: await_resume throws
         auto [joiner, gen] = w.release_parts();
         t->join.task = joiner;

@@ -87,7 +87,7 @@ public:
     task_state<> state;
     // The suspension word (see the header). RMW by the task (arm/retract), wakers and the canceller.
     std_atomics::atomic<std::uint64_t> susp{0};
-    registry* const owner;
+    registry* owner;  // written only while RUNNING (migrate); read by whoever queues the task after that
     std::coroutine_handle<> resume_point;  // the coroutine to resume next; written only while RUNNING
     std::coroutine_handle<> root;          // the spawned coroutine; destroyed by the result's owner
     promise_base* const root_promise;
@@ -118,6 +118,10 @@ public:
     void wake_by_ref(async_wake how) noexcept;
     // The running task asks to be run again after this run (yield, budget, stack bound).
     void notify_self() noexcept { (void)state.transition_to_notified_by_ref(); }
+
+    // schedule_on: move this (running) task to pool `to`; it is queued there after this run
+    // (notify_self). False: `to` is shutting down; nothing changed.
+    bool migrate(registry& to) noexcept;
 
     // Drop one reference (free the header on the last).
     void release() noexcept {
