@@ -181,6 +181,10 @@ problem make_find_if_early(const config&, std::vector<std::string>& notes);
 problem make_find_if_none(const config&, std::vector<std::string>& notes);
 problem make_min_element(const config&, std::vector<std::string>& notes);
 problem make_copy_if(const config&, std::vector<std::string>& notes);
+// The async shapes (bench/problems/async.cpp): shape is the name after "async_".
+problem make_async(const config&, std::vector<std::string>& notes, const std::string& shape);
+// After the run: the peer/crew ratios on the async_* rows and issue 10's targets.
+void add_async_ratios(results& r);
 
 // ---- the driver pieces (bench/runner.cpp, bench/report.cpp) ----
 void run_problem(const config& cfg, const problem& p, results& out, std::size_t& done, std::size_t total);

@@ -52,6 +52,15 @@ const std::vector<registered>& registry() {
         {"find_if_none", make_find_if_none},
         {"min_element", make_min_element},
         {"copy_if", make_copy_if},
+        {"async_spawn_many_local", [](const config& c, std::vector<std::string>& n) { return make_async(c, n, "spawn_many_local"); }},
+        {"async_spawn_many_remote_idle", [](const config& c, std::vector<std::string>& n) { return make_async(c, n, "spawn_many_remote_idle"); }},
+        {"async_yield_many", [](const config& c, std::vector<std::string>& n) { return make_async(c, n, "yield_many"); }},
+        {"async_ping_pong", [](const config& c, std::vector<std::string>& n) { return make_async(c, n, "ping_pong"); }},
+        {"async_chained_spawn", [](const config& c, std::vector<std::string>& n) { return make_async(c, n, "chained_spawn"); }},
+        {"async_spawn_await", [](const config& c, std::vector<std::string>& n) { return make_async(c, n, "spawn_await"); }},
+        {"async_channel_round_trip", [](const config& c, std::vector<std::string>& n) { return make_async(c, n, "channel_round_trip"); }},
+        {"async_coro_skynet", [](const config& c, std::vector<std::string>& n) { return make_async(c, n, "coro_skynet"); }},
+        {"async_fork_join_in_tasks", [](const config& c, std::vector<std::string>& n) { return make_async(c, n, "fork_join_in_tasks"); }},
     };
     return all;
 }
@@ -190,6 +199,7 @@ int main_impl(int argc, char** argv) {
     res.notes.insert(res.notes.begin(), cap);
     res.total_seconds = seconds_since(t0);
     evaluate_targets(res);
+    add_async_ratios(res);
     print_table(res);
     print_targets(res);
     int status = 0;

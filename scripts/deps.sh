@@ -5,7 +5,7 @@
 # Every Debian package any part of the build or test suite needs (one list, one place).
 CREW_PACKAGES_BUILD="cmake ninja-build g++ libgtest-dev"
 CREW_PACKAGES_TEST="clang libclang-rt-14-dev gdb relacy-dev"
-CREW_PACKAGES_BENCH="libbenchmark-dev libtbb-dev libomp-dev chromium"
+CREW_PACKAGES_BENCH="libbenchmark-dev libtbb-dev libomp-dev chromium librust-tokio-dev libasio-dev"
 
 ensure_packages() {
   local missing=()

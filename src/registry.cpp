@@ -61,6 +61,7 @@ void registry::shutdown() noexcept {
     stopping_.store(true, std::memory_order_release);
     lot_.notify_all();
     for (auto& t : threads_) t->join();
+    async_tasks_.drain();  // coroutine tasks still suspended: nothing can run them any more
 }
 
 void registry::thread_entry(void* arg) noexcept {

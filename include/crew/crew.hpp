@@ -2,6 +2,7 @@
 #pragma once
 
 #include "crew/algorithms.hpp"
+#include "crew/async.hpp"
 #include "crew/combinable.hpp"
 #include "crew/errors.hpp"
 #include "crew/fork_join.hpp"

@@ -12,6 +12,15 @@ public:
     pool_closed_error() : std::runtime_error("crew: the pool is shutting down and accepts no new work") {}
 };
 
+// A coroutine task was cancelled (crew/async.hpp): thrown by the crew co_await the task was
+// suspended in (or about to suspend in) after join_handle::cancel(), and by co_await/get() on the
+// handle of a task that ended cancelled (it let the exception escape, or the pool shut down while
+// it was suspended).
+class cancelled_error : public std::runtime_error {
+public:
+    cancelled_error() : std::runtime_error("crew: the coroutine task was cancelled") {}
+};
+
 // The program used crew in a way that cannot work, e.g. a task waiting for the group it belongs
 // to (it would wait for itself). Thrown before anything is changed.
 class usage_error : public std::logic_error {

@@ -71,6 +71,10 @@ void configure_default_pool(pool_options options);
 std::size_t default_concurrency() noexcept;
 
 class pool;
+template <class T>
+class task;  // crew/async/task.hpp
+template <class T>
+class join_handle;  // crew/async/join_handle.hpp
 
 namespace detail {
 
@@ -214,6 +218,13 @@ public:
             return future_access<R>::make(t);
         }
     }
+
+    // Coroutine tasks (crew/async.hpp, which defines these): spawn `t` here and get its handle; run
+    // `t` here and wait for its result (an outside thread blocks, a worker helps meanwhile).
+    template <class T>
+    join_handle<T> spawn(task<T>&& t);
+    template <class T>
+    T block_on(task<T>&& t);
 
     // Per-worker counters (cheap, always on).
     pool_metrics metrics() const { return registry_->metrics(); }

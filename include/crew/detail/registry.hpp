@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "crew/errors.hpp"
+#include "crew/async/detail/task_list.hpp"
 #include "crew/detail/injector.hpp"
 #include "crew/detail/os.hpp"
 #include "crew/detail/parking.hpp"
@@ -94,6 +95,9 @@ public:
 
     pool_metrics metrics() const;
 
+    // crew/async: this pool's live coroutine tasks; shutdown() drains it after the workers joined.
+    async_task_list& async_tasks() noexcept { return async_tasks_; }
+
 private:
     static void thread_entry(void* self) noexcept;
     void open_start_gate() noexcept;
@@ -113,6 +117,7 @@ private:
     std::vector<std::unique_ptr<os::thread>> threads_;
     // With pin_threads: the CPUs worker i picks from (i modulo their number); empty otherwise.
     std::vector<int> pin_cpus_;
+    async_task_list async_tasks_;
 };
 
 }  // namespace crew::detail

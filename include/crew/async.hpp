@@ -1,0 +1,8 @@
+// <crew/async.hpp> -- coroutine tasks on crew's workers (docs/ASYNC.md): task<T>, spawn,
+// join_handle, block_on, when_all, when_any, yield_now, schedule_on, cancellation.
+#pragma once
+
+#include "crew/async/join_handle.hpp"
+#include "crew/async/task.hpp"
+#include "crew/async/when_all.hpp"
+#include "crew/async/yield.hpp"

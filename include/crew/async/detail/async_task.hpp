@@ -1,0 +1,153 @@
+// crew/async/detail/async_task.hpp -- the header of one spawned coroutine task: its task_state
+// word, its suspension word, its cancel hooks, and the runner that resumes it on a worker.
+//
+// A spawned task is a detail::task (the injector, the deque and the async ring hold it like any
+// other task) whose execute() is async_task::run: take RUNNING (task_state.hpp), resume the
+// coroutine at `resume_point` once, and on return either complete it (the root coroutine reached
+// its final suspend) or go idle (re-queueing it when a wake came during the run). The coroutine
+// frames (the root task<T> and whatever it awaits inline) are separate from this header; the
+// header is freed when the task_state reference count reaches zero, the root frame by whoever owns
+// the result (the join handle, or the runner when the handle is gone).
+//
+// The suspension word `susp` (the per-suspension node of waiter.hpp) is one atomic word:
+//   bits 0-1  phase: none (running, or resumed after a retract/yield), waiting (armed, not yet
+//             resolved), signaled, cancelled
+//   bit 2     cancel requested (sticky: set once by request_cancel())
+//   bit 3     the armed suspension is cancellable
+//   bits 4-63 the generation: +1 for every armed suspension, so a waker of an earlier suspension
+//             can never resolve a later one (its CAS compares the generation).
+// Exactly one party moves a suspension out of `waiting` (one CAS): a waker (-> signaled, then it
+// queues the task with the reference it holds) or the canceller (-> cancelled, then it queues the
+// task by reference). The runner never resumes a task whose current suspension is still waiting
+// (a stale notification, e.g. from a retracted suspension, only costs an empty run).
+#pragma once
+
+#include <coroutine>
+#include <cstdint>
+#include <exception>
+
+#include "crew/async/detail/task_list.hpp"
+#include "crew/detail/async_schedule.hpp"
+#include "crew/detail/atomics.hpp"
+#include "crew/detail/completion.hpp"
+#include "crew/detail/task.hpp"
+#include "crew/detail/task_state.hpp"
+
+namespace crew::detail {
+
+class registry;
+class async_task;
+
+// What every task<T> promise has: where to go when it finishes, and the exception it ended with.
+struct promise_base {
+    std::coroutine_handle<> continuation;  // the awaiting coroutine; empty for a spawned root
+    std::exception_ptr error;
+};
+
+// A callback that request_cancel() runs (once) on the thread that cancels: when_all/when_any use it
+// to forward cancellation to their children. Registered and unregistered by the task itself.
+struct cancel_hook {
+    void (*on_cancel)(cancel_hook*) noexcept = nullptr;
+    cancel_hook* next = nullptr;
+    cancel_hook* prev = nullptr;
+};
+
+// Where the join handle's waker lives (the slot task_state's JOIN_WAKER bit guards): an awaiting
+// coroutine task's suspension (task + generation, owning one reference), or a blocked thread.
+struct join_slot {
+    async_task* task = nullptr;
+    std::uint64_t gen = 0;
+    completion* blocked = nullptr;
+};
+
+// The coroutine task running on this thread (nullptr outside every run), and the number of inline
+// symmetric transfers since its run began (the stack bound of task.hpp).
+inline constinit thread_local async_task* current_async_task __attribute__((tls_model("initial-exec"))) = nullptr;
+inline constinit thread_local std::uint32_t inline_transfers __attribute__((tls_model("initial-exec"))) = 0;
+
+// How many symmetric transfers one run makes inline before it re-queues itself (a yield). Without a
+// guaranteed tail call (g++ -O0, ASan, TSan) every transfer nests a frame until the run returns;
+// 1024 of them stay far below a megabyte.
+inline constexpr std::uint32_t max_inline_transfers = 1024;
+
+class async_task : public task {
+public:
+    static constexpr std::uint64_t phase_mask = 3;
+    static constexpr std::uint64_t phase_none = 0;
+    static constexpr std::uint64_t phase_waiting = 1;
+    static constexpr std::uint64_t phase_signaled = 2;
+    static constexpr std::uint64_t phase_cancelled = 3;
+    static constexpr std::uint64_t cancel_requested_bit = 4;
+    static constexpr std::uint64_t cancellable_bit = 8;
+    static constexpr std::uint64_t gen_one = 16;
+
+    // A header for the spawned root coroutine `root` (its promise at `promise`), on pool `r`.
+    static async_task* create(registry& r, std::coroutine_handle<> root, promise_base* promise);
+
+    task_state<> state;
+    // The suspension word (see the header). RMW by the task (arm/retract), wakers and the canceller.
+    std_atomics::atomic<std::uint64_t> susp{0};
+    registry* owner;  // written only while RUNNING (migrate); read by whoever queues the task after that
+    std::coroutine_handle<> resume_point;  // the coroutine to resume next; written only while RUNNING
+    std::coroutine_handle<> root;          // the spawned coroutine; destroyed by the result's owner
+    promise_base* const root_promise;
+    bool root_done = false;         // written while RUNNING (the root's final suspend)
+    bool frame_destroyed = false;   // the shutdown drain destroyed the root before it finished
+    join_slot join;                 // see task_state.hpp's join waker rules
+    async_task* list_prev = nullptr;  // async_task_list links (under its mutex)
+    async_task* list_next = nullptr;
+    bool listed = false;
+
+    // detail::task::execute: a worker popped a queue entry of this task.
+    static void run(task* t) noexcept;
+
+    // Cancellation (any thread holding a reference): sets the sticky bit; resolves a cancellable
+    // waiting suspension as cancelled and queues the task; runs the cancel hooks. Idempotent.
+    void request_cancel() noexcept;
+    bool cancel_requested() const noexcept {
+        // acquire: pairs with request_cancel()'s CAS (the hooks' and the canceller's writes).
+        return (susp.load(std::memory_order_acquire) & cancel_requested_bit) != 0;
+    }
+    // False: cancellation was requested already (the hook was not linked; act on it yourself).
+    bool add_cancel_hook(cancel_hook* h) noexcept;
+    // After it returns, the hook is not running and will not run.
+    void remove_cancel_hook(cancel_hook* h) noexcept;
+
+    // Queue the task for a wake that owns a reference (waker::wake) or borrows one (cancel).
+    void wake_by_val(async_wake how) noexcept;
+    void wake_by_ref(async_wake how) noexcept;
+    // The running task asks to be run again after this run (yield, budget, stack bound).
+    void notify_self() noexcept { (void)state.transition_to_notified_by_ref(); }
+
+    // schedule_on: move this (running) task to pool `to`; it is queued there after this run
+    // (notify_self). False: `to` is shutting down; nothing changed.
+    bool migrate(registry& to) noexcept;
+
+    // Drop one reference (free the header on the last).
+    void release() noexcept {
+        if (state.ref_dec()) deallocate();
+    }
+
+    // The shutdown drain: the pool's workers are gone; free this task's frames.
+    void shut_down() noexcept;
+    // Destroy the root frame (the result's owner, once).
+    void destroy_root() noexcept;
+    void deallocate() noexcept;
+
+private:
+    async_task(registry& r, std::coroutine_handle<> h, promise_base* p) noexcept
+        : task{&run}, owner(&r), resume_point(h), root(h), root_promise(p) {}
+
+    void run_once() noexcept;
+    void after_run() noexcept;
+    void complete(std::uint64_t scheduler_refs) noexcept;
+    void requeue(async_wake how) noexcept;
+    void fire_join_waker() noexcept;
+    void lock_hooks() noexcept;
+    void unlock_hooks() noexcept;
+
+    std_atomics::atomic<bool> hooks_locked_{false};
+    cancel_hook* hooks_ = nullptr;  // guarded by hooks_locked_
+};
+
+}  // namespace crew::detail

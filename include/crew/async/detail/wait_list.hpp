@@ -1,0 +1,161 @@
+// crew/async/detail/wait_list.hpp -- what channel, async_mutex and event share: FIFO lists of
+// suspended coroutine tasks, on the waiter protocol of waiter.hpp, and the reference-counted state
+// block that lets a waiter outlive a racing destruction of its primitive.
+//
+// Every primitive keeps its state in a heap block (`wait_state` plus its own fields) guarded by one
+// std::mutex. A task that cannot proceed links a `wait_node` (a member of its awaitable, so inside
+// the coroutine frame: no allocation per wait) at the back of a list and arms its waker
+// (prepare_suspend). A releaser pops nodes from the front, writes the node's outcome and calls
+// waker.wake() WHILE HOLDING THE LOCK. wake() only queues the task through the scheduler (it never
+// resumes it on the releaser's stack), so releasing 100,000 waiters is a loop, not a recursion.
+//
+// Wake versus cancel (waiter.hpp step 3): one CAS decides. When cancellation won, wake() returns
+// false and the releaser takes its grant back (the value goes to the next receiver or stays in the
+// channel, the mutex goes to the next waiter). Waking under the lock is what makes taking a value
+// back possible: the cancelled task unlinks its node in await_resume under the same lock, so the
+// node (in its frame) is alive for as long as the releaser holds the lock.
+//
+// Lifetime. The primitive holds one reference on its state block, and every awaiter that suspended
+// holds one from its suspension until it is finished with the primitive (await_resume, or its
+// destructor when a pool shutdown destroys the suspended frame). So a task resumed by cancellation
+// may take the lock even if the primitive was destroyed meanwhile, and the last holder frees the
+// block. The count is an atomic, not guarded by the lock, so a woken awaiter drops its reference
+// without locking.
+#pragma once
+
+#include <atomic>
+#include <cassert>
+#include <coroutine>
+#include <cstddef>
+#include <mutex>
+
+#include "crew/async/detail/waiter.hpp"
+#include "crew/detail/async_schedule.hpp"
+
+namespace crew::detail {
+
+// One suspended task on a primitive's list (lives in the awaitable). The links and flags are
+// guarded by the owning state's lock; the outcome fields of derived nodes are written by the
+// releaser before wake() and read by the resumed task (ordered by the wake's release CAS and the
+// queue hand-off, waiter.hpp).
+struct wait_node {
+    wait_node* prev = nullptr;
+    wait_node* next = nullptr;
+    bool linked = false;     // on the list
+    bool abandoned = false;  // woken by the primitive's destructor (event, async_mutex)
+    waker w;
+};
+
+// An intrusive doubly linked FIFO of wait_nodes (guarded by the owner's lock).
+class wait_list {
+public:
+    bool empty() const noexcept { return head_ == nullptr; }
+    std::size_t size() const noexcept { return size_; }
+
+    void push_back(wait_node& n) noexcept {
+        assert(!n.linked);
+        n.prev = tail_;
+        n.next = nullptr;
+        if (tail_ != nullptr)
+            tail_->next = &n;
+        else
+            head_ = &n;
+        tail_ = &n;
+        n.linked = true;
+        ++size_;
+    }
+
+    wait_node* pop_front() noexcept {
+        wait_node* n = head_;
+        if (n != nullptr) remove(*n);
+        return n;
+    }
+
+    void remove(wait_node& n) noexcept {
+        assert(n.linked);
+        (n.prev != nullptr ? n.prev->next : head_) = n.next;
+        (n.next != nullptr ? n.next->prev : tail_) = n.prev;
+        n.prev = n.next = nullptr;
+        n.linked = false;
+        --size_;
+    }
+
+private:
+    wait_node* head_ = nullptr;
+    wait_node* tail_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+// The part of every primitive's heap block that the wait protocol needs. Primitives derive their
+// state from it and are freed through drop_ref (virtual destructor: one delete for all kinds).
+struct wait_state {
+    virtual ~wait_state() = default;
+    std::mutex lock;
+    std::atomic<std::size_t> refs{1};  // the primitive + every awaiter between suspension and finish
+
+    // relaxed: the caller holds a reference (the primitive, while its member runs), so the count is
+    // above zero and nobody frees concurrently; nothing is published (as std::shared_ptr).
+    void add_ref() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+};
+
+// Drop one reference; the last frees the block. acq_rel: release so every holder's uses happen
+// before the free, acquire so the freeing thread sees them (partner: the other holders' drops).
+inline void drop_ref(wait_state* s) noexcept {
+    if (s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete s;
+}
+
+// How an awaitable's co_await went (written in await_suspend, read in await_resume/destructor).
+enum class wait_mode : unsigned char {
+    ready,            // completed without suspending
+    yielded,          // completed, then yielded: the budget was exhausted
+    suspended,        // on the list (woken by the primitive, or cancelled); holds a reference
+    finished,         // was suspended; the reference is dropped, the node is off the list
+    cancelled_early,  // the task was already cancelled when it was about to wait
+};
+
+// Under the state's lock, in await_suspend: wait on `list`. True: suspended (return true from
+// await_suspend and touch nothing after unlocking). False: the task was already cancelled; the
+// node is not on the list and await_resume throws.
+inline bool suspend_on(wait_state& s, wait_list& list, wait_node& n, std::coroutine_handle<> h, wait_mode& mode) {
+    n.w = prepare_suspend(h);
+    if (!n.w) {
+        mode = wait_mode::cancelled_early;
+        return false;
+    }
+    list.push_back(n);
+    s.add_ref();
+    mode = wait_mode::suspended;
+    return true;
+}
+
+// Under the lock: wake the task of a popped node. False: cancellation won (the task unlinks
+// nothing; the caller takes back whatever it put into the node).
+inline bool wake_popped(wait_node& n) noexcept { return n.w.wake(); }
+
+// After completing without suspending (lock released): spend one unit of the budget; when it is
+// exhausted, yield (re-queue at the back) with the result already in hand. await_suspend's result.
+inline bool complete_ready(std::coroutine_handle<> h, wait_mode& mode) noexcept {
+    if (spend_budget()) return false;
+    mode = wait_mode::yielded;
+    return yield_suspend(h);
+}
+
+// The end of a suspension, in await_resume (or the awaiter's destructor when a shutdown destroys
+// the suspended frame). True: cancellation ended it (the caller throws). Either way the node is off
+// the list and the reference dropped afterwards; a signaled node was unlinked by its releaser.
+inline bool finish_suspension(wait_state* s, wait_list& list, wait_node& n, wait_mode& mode, bool cancelled) noexcept {
+    if (mode != wait_mode::suspended) return false;
+    mode = wait_mode::finished;
+    if (cancelled) {
+        std::lock_guard g(s->lock);
+        if (n.linked) list.remove(n);  // else a releaser popped it and its wake() failed
+        n.w.reset();
+    }
+    drop_ref(s);
+    return cancelled;
+}
+
+// In await_resume after a suspension: did cancellation end it?
+inline bool resumed_by_cancel() noexcept { return resume_reason() == wake_reason::cancelled; }
+
+}  // namespace crew::detail

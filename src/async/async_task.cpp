@@ -1,0 +1,261 @@
+// The runner, cancellation and shutdown of spawned coroutine tasks (crew/async/detail/async_task.hpp).
+#include "crew/async/detail/async_task.hpp"
+
+#include <new>
+
+#include "crew/async/detail/waiter.hpp"
+#include "crew/detail/registry.hpp"
+
+namespace crew::detail {
+
+namespace {
+
+// The thread-locals of one run, saved and restored: a worker that helps (crew::join inside a
+// coroutine) may run another coroutine task on top of the one it interrupted.
+class run_scope {
+public:
+    explicit run_scope(async_task* t) noexcept
+        : task_(current_async_task), transfers_(inline_transfers), budget_(async_budget_left) {
+        current_async_task = t;
+        inline_transfers = 0;
+        begin_async_run();
+    }
+    ~run_scope() {
+        current_async_task = task_;
+        inline_transfers = transfers_;
+        async_budget_left = budget_;
+    }
+    run_scope(const run_scope&) = delete;
+    run_scope& operator=(const run_scope&) = delete;
+
+private:
+    async_task* task_;
+    std::uint32_t transfers_;
+    std::uint32_t budget_;
+};
+
+using state_t = task_state<>;
+
+}  // namespace
+
+async_task* async_task::create(registry& r, std::coroutine_handle<> root, promise_base* promise) {
+    void* memory = allocate_frame(sizeof(async_task));
+    return new (memory) async_task(r, root, promise);
+}
+
+void async_task::deallocate() noexcept {
+    this->~async_task();
+    free_frame(this, sizeof(async_task));
+}
+
+void async_task::destroy_root() noexcept {
+    if (root) std::exchange(root, {}).destroy();
+}
+
+void async_task::run(task* t) noexcept {
+    auto* self = static_cast<async_task*>(t);
+    switch (self->state.transition_to_running()) {
+    case run_result::failed:
+        return;  // a stale entry: it dropped its reference
+    case run_result::dealloc:
+        self->deallocate();
+        return;
+    case run_result::cancelled:
+        // Only the shutdown drain sets CANCELLED, after the workers stopped; defensive.
+        self->destroy_root();
+        self->frame_destroyed = true;
+        self->complete(2);
+        return;
+    case run_result::success:
+        break;
+    }
+    self->run_once();
+}
+
+void async_task::run_once() noexcept {
+    {
+        run_scope scope(this);
+        // acquire: pairs with the resolving CAS. A suspension still waiting means this entry
+        // came from a stale notification (e.g. a retracted suspension): do not resume.
+        if ((susp.load(std::memory_order_acquire) & phase_mask) != phase_waiting) resume_point.resume();
+    }
+    if (root_done) {
+        complete(2);  // the entry that ran, and the list's
+        return;
+    }
+    after_run();
+}
+
+void async_task::after_run() noexcept {
+    switch (state.transition_to_idle()) {
+    case idle_result::ok:
+        return;
+    case idle_result::ok_dealloc:
+        deallocate();
+        return;
+    case idle_result::ok_notified:
+        requeue(async_wake::yield);  // a wake during the run: the back of the ring
+        return;
+    case idle_result::cancelled:
+        destroy_root();  // the shutdown drain marked it while it ran (defensive, see run())
+        frame_destroyed = true;
+        complete(2);
+        return;
+    }
+}
+
+void async_task::requeue(async_wake how) noexcept {
+    // Refused: the pool is shutting down; the drain frees the task. Drop the entry's reference.
+    if (!schedule_async(*owner, this, how)) release();
+}
+
+void async_task::complete(std::uint64_t scheduler_refs) noexcept {
+    const std::uint64_t s = state.transition_to_complete();
+    if ((s & state_t::join_interest) == 0) {
+        if (!frame_destroyed) {
+            if (root_promise->error) owner->report_unhandled(root_promise->error, "a detached coroutine task");
+            destroy_root();
+        }
+    } else if ((s & state_t::join_waker) != 0) {
+        fire_join_waker();
+        (void)state.unset_waker_after_complete();  // the waker was consumed: nothing to drop
+    }
+    owner->async_tasks().remove(this);
+    if (state.transition_to_terminal(scheduler_refs)) deallocate();
+}
+
+void async_task::fire_join_waker() noexcept {
+    if (join.blocked != nullptr) {
+        std::exchange(join.blocked, nullptr)->set();
+        return;
+    }
+    waker::from_parts(std::exchange(join.task, nullptr), join.gen).wake();
+}
+
+void async_task::wake_by_val(async_wake how) noexcept {
+    switch (state.transition_to_notified_by_val()) {
+    case notify_result::submit:
+        requeue(how);
+        return;
+    case notify_result::dealloc:
+        deallocate();
+        return;
+    case notify_result::do_nothing:
+        return;
+    }
+}
+
+void async_task::wake_by_ref(async_wake how) noexcept {
+    if (state.transition_to_notified_by_ref() == notify_result::submit) requeue(how);
+}
+
+void async_task::request_cancel() noexcept {
+    std::uint64_t s = susp.load(std::memory_order_relaxed);
+    bool resolve = false;
+    for (;;) {
+        if ((s & cancel_requested_bit) != 0) return;
+        resolve = (s & phase_mask) == phase_waiting && (s & cancellable_bit) != 0;
+        std::uint64_t next = s | cancel_requested_bit;
+        if (resolve) next = (next & ~phase_mask) | phase_cancelled;
+        // acq_rel: pairs with prepare_suspend's CAS (both ways) and with cancel_requested().
+        if (susp.compare_exchange_weak(s, next, std::memory_order_acq_rel, std::memory_order_relaxed)) break;
+    }
+    if (resolve) wake_by_ref(async_wake::wake);
+    lock_hooks();
+    for (cancel_hook* h = hooks_; h != nullptr; h = h->next) h->on_cancel(h);
+    unlock_hooks();
+}
+
+bool async_task::add_cancel_hook(cancel_hook* h) noexcept {
+    lock_hooks();
+    // Under the lock: request_cancel() sets the bit before it takes the lock, so either we see
+    // the bit here or it sees the hook there.
+    if (cancel_requested()) {
+        unlock_hooks();
+        return false;
+    }
+    h->prev = nullptr;
+    h->next = hooks_;
+    if (hooks_ != nullptr) hooks_->prev = h;
+    hooks_ = h;
+    unlock_hooks();
+    return true;
+}
+
+void async_task::remove_cancel_hook(cancel_hook* h) noexcept {
+    lock_hooks();
+    if (h->prev != nullptr) h->prev->next = h->next;
+    else if (hooks_ == h) hooks_ = h->next;
+    if (h->next != nullptr) h->next->prev = h->prev;
+    h->next = h->prev = nullptr;
+    unlock_hooks();
+}
+
+void async_task::lock_hooks() noexcept {
+    // acquire: pairs with unlock_hooks()'s release (the list and the hooks' effects).
+    for (unsigned spins = 0; hooks_locked_.exchange(true, std::memory_order_acquire); ++spins) {
+        if (spins < 64) std_atomics::pause();
+        else std_atomics::yield();
+    }
+}
+
+void async_task::unlock_hooks() noexcept { hooks_locked_.store(false, std::memory_order_release); }
+
+bool async_task::migrate(registry& to) noexcept {
+    if (&to == owner) return true;
+    owner->async_tasks().remove(this);  // our pool's list is open: we run on one of its workers
+    if (!to.async_tasks().add(this)) {
+        owner->async_tasks().add(this);
+        return false;
+    }
+    owner = &to;  // read by requeue() after the run, on this thread
+    return true;
+}
+
+void async_task::shut_down() noexcept {
+    if (!state.transition_to_shutdown()) {  // running or complete: its runner finishes it
+        release();                          // the list's reference
+        return;
+    }
+    destroy_root();
+    frame_destroyed = true;
+    complete(1);  // the list's reference (the drain unlinked it already)
+}
+
+bool async_task_list::add(async_task* t) noexcept {
+    std::lock_guard lock(mutex_);
+    if (closed_) return false;
+    t->list_prev = nullptr;
+    t->list_next = head_;
+    if (head_ != nullptr) head_->list_prev = t;
+    head_ = t;
+    t->listed = true;
+    return true;
+}
+
+void async_task_list::remove(async_task* t) noexcept {
+    std::lock_guard lock(mutex_);
+    if (!t->listed) return;
+    if (t->list_prev != nullptr) t->list_prev->list_next = t->list_next;
+    else head_ = t->list_next;
+    if (t->list_next != nullptr) t->list_next->list_prev = t->list_prev;
+    t->listed = false;
+}
+
+void async_task_list::drain() noexcept {
+    for (;;) {
+        async_task* t;
+        {
+            std::lock_guard lock(mutex_);
+            closed_ = true;
+            t = head_;
+            if (t == nullptr) return;
+            head_ = t->list_next;
+            if (head_ != nullptr) head_->list_prev = nullptr;
+            t->listed = false;
+        }
+        t->shut_down();  // outside the lock: destroying frames may touch other tasks
+    }
+}
+
+}  // namespace crew::detail

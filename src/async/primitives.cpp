@@ -1,0 +1,138 @@
+// crew::event and crew::async_mutex (crew/async/event.hpp, async_mutex.hpp); the protocol they
+// share with crew::channel is in crew/async/detail/wait_list.hpp.
+#include <mutex>
+
+#include "crew/async/async_mutex.hpp"
+#include "crew/async/event.hpp"
+#include "crew/errors.hpp"
+
+namespace crew {
+
+namespace {
+
+[[noreturn]] void throw_abandoned(const char* what) { throw usage_error(what); }
+
+// Destructor path: wake every waiter as abandoned (they never touch the primitive object again;
+// their state block lives on until they dropped their references).
+void abandon_all_locked(detail::wait_list& l) noexcept {
+    while (!l.empty()) {
+        detail::wait_node& n = *l.pop_front();
+        n.abandoned = true;
+        (void)detail::wake_popped(n);
+    }
+}
+
+}  // namespace
+
+// ---- event ----
+
+event::event(bool initially_set) : s_(new state) { s_->is_set.store(initially_set, std::memory_order_relaxed); }
+
+event::~event() {
+    {
+        std::lock_guard g(s_->lock);
+        abandon_all_locked(s_->waiters);
+    }
+    detail::drop_ref(s_);
+}
+
+void event::set() noexcept {
+    std::lock_guard g(s_->lock);
+    // release: pairs with the acquire loads in is_set()/await_ready (the setter's writes before
+    // set() are visible to a waiter that sees the flag; suspended waiters see them through the
+    // wake's task-state transition).
+    s_->is_set.store(true, std::memory_order_release);
+    while (!s_->waiters.empty()) (void)detail::wake_popped(*s_->waiters.pop_front());
+}
+
+void event::reset() noexcept {
+    std::lock_guard g(s_->lock);
+    s_->is_set.store(false, std::memory_order_relaxed);  // publishes nothing
+}
+
+std::size_t event::waiters() const {
+    std::lock_guard g(s_->lock);
+    return s_->waiters.size();
+}
+
+bool event::wait_awaiter::await_suspend(std::coroutine_handle<> h) {
+    std::unique_lock g(s_->lock);
+    if (s_->is_set.load(std::memory_order_relaxed)) {  // under the lock: set() wrote it under the lock
+        g.unlock();
+        return detail::complete_ready(h, mode_);
+    }
+    return detail::suspend_on(*s_, s_->waiters, node_, h, mode_);
+}
+
+void event::wait_awaiter::await_resume() {
+    if (mode_ == detail::wait_mode::cancelled_early) detail::throw_cancelled();
+    if (mode_ != detail::wait_mode::suspended) return;
+    if (detail::finish_suspension(s_, s_->waiters, node_, mode_, detail::resumed_by_cancel())) detail::throw_cancelled();
+    if (node_.abandoned) throw_abandoned("crew::event destroyed while a task waited on it");
+}
+
+event::wait_awaiter::~wait_awaiter() {
+    if (mode_ == detail::wait_mode::suspended) (void)detail::finish_suspension(s_, s_->waiters, node_, mode_, true);
+}
+
+// ---- async_mutex ----
+
+async_mutex::async_mutex() : s_(new state) {}
+
+async_mutex::~async_mutex() {
+    {
+        std::lock_guard g(s_->lock);
+        abandon_all_locked(s_->waiters);
+    }
+    detail::drop_ref(s_);
+}
+
+bool async_mutex::try_lock() noexcept {
+    std::lock_guard g(s_->lock);
+    if (s_->locked) return false;
+    s_->locked = true;
+    return true;
+}
+
+void async_mutex::unlock() noexcept {
+    std::lock_guard g(s_->lock);
+    while (!s_->waiters.empty())
+        if (detail::wake_popped(*s_->waiters.pop_front())) return;  // handed over: stays locked
+    s_->locked = false;
+}
+
+bool async_mutex::is_locked() const {
+    std::lock_guard g(s_->lock);
+    return s_->locked;
+}
+
+std::size_t async_mutex::waiters() const {
+    std::lock_guard g(s_->lock);
+    return s_->waiters.size();
+}
+
+bool async_mutex::lock_awaiter::await_suspend(std::coroutine_handle<> h) {
+    std::unique_lock g(s_->lock);
+    if (!s_->locked) {
+        s_->locked = true;
+        g.unlock();
+        return detail::complete_ready(h, mode_);
+    }
+    return detail::suspend_on(*s_, s_->waiters, node_, h, mode_);
+}
+
+async_mutex::guard async_mutex::lock_awaiter::await_resume() {
+    if (mode_ == detail::wait_mode::cancelled_early) detail::throw_cancelled();
+    if (mode_ == detail::wait_mode::suspended) {
+        if (detail::finish_suspension(s_, s_->waiters, node_, mode_, detail::resumed_by_cancel()))
+            detail::throw_cancelled();
+        if (node_.abandoned) throw_abandoned("crew::async_mutex destroyed while a task waited on it");
+    }
+    return guard(m_);
+}
+
+async_mutex::lock_awaiter::~lock_awaiter() {
+    if (mode_ == detail::wait_mode::suspended) (void)detail::finish_suspension(s_, s_->waiters, node_, mode_, true);
+}
+
+}  // namespace crew

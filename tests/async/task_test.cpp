@@ -1,0 +1,273 @@
+// crew::task<T>, spawn/join_handle, block_on, cancellation, when_all/when_any, yield_now,
+// schedule_on, fork-join inside a task, and the stack bound of synchronous await chains.
+#include <crew/crew.hpp>
+#include <crew/async/detail/oneshot_event.hpp>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/pool_sizes.hpp"
+#include "support/watchdog.hpp"
+
+using namespace std::chrono_literals;
+using crew::detail::oneshot_event;
+
+namespace {
+
+class task_test : public crew_test::pool_test {};
+
+crew::task<int> leaf(int v) { co_return v; }
+crew::task<void> nothing() { co_return; }
+crew::task<int&> ref_to(int& x) { co_return x; }
+crew::task<int> thrower() {
+    throw std::runtime_error("boom");
+    co_return 0;
+}
+
+crew::task<long> chain(long n) {
+    long sum = 0;
+    for (long i = 0; i < n; ++i) sum += co_await leaf(1);
+    co_return sum;
+}
+
+crew::task<long> deep(long n) {
+    if (n == 0) co_return 0;
+    co_return 1 + co_await deep(n - 1);
+}
+
+TEST_P(task_test, values_void_references_and_exceptions) {
+    crew_test::watchdog dog(60s);
+    int x = 5;
+    auto body = [](int& x) -> crew::task<int> {
+        co_await nothing();
+        int& r = co_await ref_to(x);
+        r = 6;
+        int sum = co_await leaf(1) + co_await leaf(2);
+        try {
+            (void)co_await thrower();
+        } catch (const std::runtime_error& e) {
+            if (std::string(e.what()) == "boom") sum += 100;
+        }
+        co_return sum;
+    };
+    EXPECT_EQ(pool().block_on(body(x)), 103);
+    EXPECT_EQ(x, 6);
+    EXPECT_THROW(pool().block_on(thrower()), std::runtime_error);
+}
+
+TEST_P(task_test, long_synchronous_chains_do_not_overflow_the_stack) {
+    crew_test::watchdog dog(300s);
+    // 20,000,000 in the plain builds (scaled down only under CREW_TEST_SCALE_DOWN); once per binary.
+    const long n = workers() == 2 ? crew_test::scaled(20'000'000) : crew_test::scaled(200'000);
+    EXPECT_EQ(pool().block_on(chain(n)), n);
+    const long d = crew_test::scaled(100'000);
+    EXPECT_EQ(pool().block_on(deep(d)), d);
+}
+
+TEST_P(task_test, spawn_and_await_handles) {
+    crew_test::watchdog dog(60s);
+    auto body = []() -> crew::task<int> {
+        std::vector<crew::join_handle<int>> hs;
+        for (int i = 0; i < 100; ++i) hs.push_back(crew::spawn(leaf(i)));
+        int sum = 0;
+        for (auto& h : hs) sum += co_await h;
+        auto e = crew::spawn(thrower());
+        try {
+            (void)co_await e;
+        } catch (const std::runtime_error&) {
+            sum += 1;
+        }
+        co_return sum;
+    };
+    EXPECT_EQ(pool().block_on(body()), 4951);
+    auto h = pool().spawn(leaf(3));
+    EXPECT_EQ(h.get(), 3);
+    EXPECT_FALSE(h.valid());
+    EXPECT_THROW(h.get(), crew::usage_error);
+}
+
+TEST_P(task_test, detached_exceptions_go_to_the_handler) {
+    crew_test::watchdog dog(60s);
+    std::atomic<int> reported{0};
+    {
+        crew::pool_options o;
+        o.threads = workers();
+        o.on_unhandled_exception = [&](std::exception_ptr) { reported.fetch_add(1); };
+        crew::pool p(o);
+        for (int i = 0; i < 10; ++i) p.spawn(thrower()).detach();
+    }
+    EXPECT_EQ(reported.load(), 10);
+}
+
+TEST_P(task_test, block_on_inside_a_worker_helps) {
+    crew_test::watchdog dog(60s);
+    crew::pool& p = pool();
+    auto body = [](crew::pool& p) -> crew::task<int> { co_return p.block_on(leaf(7)) + crew::block_on(leaf(1)); };
+    EXPECT_EQ(p.block_on(body(p)), 8);
+}
+
+TEST_P(task_test, cancel_a_task_awaiting_a_handle) {
+    crew_test::watchdog dog(60s);
+    oneshot_event e;
+    auto waiter_of = [](oneshot_event& e) -> crew::task<int> {
+        co_await e.wait();
+        co_return 1;
+    };
+    auto inner = pool().spawn(waiter_of(e));
+    auto outer_body = [](crew::join_handle<int>& h) -> crew::task<int> { co_return co_await h; };
+    auto outer = pool().spawn(outer_body(inner));
+    std::this_thread::sleep_for(5ms);
+    outer.cancel();
+    EXPECT_THROW(outer.get(), crew::cancelled_error);
+    EXPECT_FALSE(inner.done());  // the awaited task is not cancelled by it
+    e.set();
+    EXPECT_EQ(inner.get(), 1);
+    auto done = pool().spawn(leaf(2));
+    while (!done.done()) std::this_thread::yield();
+    done.cancel();  // a no-op once finished
+    EXPECT_EQ(done.get(), 2);
+}
+
+TEST_P(task_test, when_all_tuple_and_vector) {
+    crew_test::watchdog dog(60s);
+    auto body = []() -> crew::task<int> {
+        auto [a, b, c] = co_await crew::when_all(leaf(1), nothing(), leaf(2));
+        static_assert(std::is_same_v<decltype(b), std::monostate>);
+        std::vector<crew::task<int>> v;
+        for (int i = 0; i < 50; ++i) v.push_back(leaf(i));
+        auto all = co_await crew::when_all(std::move(v));
+        int sum = a + c;
+        for (int x : all) sum += x;
+        co_return sum;
+    };
+    EXPECT_EQ(pool().block_on(body()), 3 + 1225);
+}
+
+TEST_P(task_test, when_all_rethrows_after_every_child_finished) {
+    crew_test::watchdog dog(60s);
+    std::atomic<int> finished{0};
+    auto slow = [](std::atomic<int>& f) -> crew::task<int> {
+        for (int i = 0; i < 20; ++i) co_await crew::yield_now();
+        f.fetch_add(1);
+        co_return 1;
+    };
+    auto body = [&]() -> crew::task<int> {
+        auto [x, y, z] = co_await crew::when_all(slow(finished), thrower(), slow(finished));
+        co_return x + y + z;
+    };
+    EXPECT_THROW(pool().block_on(body()), std::runtime_error);
+    EXPECT_EQ(finished.load(), 2);
+}
+
+TEST_P(task_test, when_all_children_inherit_cancellation) {
+    crew_test::watchdog dog(60s);
+    oneshot_event never;
+    auto waits = [](oneshot_event& e) -> crew::task<void> { co_await e.wait(); };
+    auto body = [&]() -> crew::task<void> {
+        std::vector<crew::task<void>> v;
+        for (int i = 0; i < 8; ++i) v.push_back(waits(never));
+        co_await crew::when_all(std::move(v));
+    };
+    auto h = pool().spawn(body());
+    std::this_thread::sleep_for(5ms);
+    h.cancel();
+    EXPECT_THROW(h.get(), crew::cancelled_error);
+}
+
+TEST_P(task_test, when_any_first_wins_and_the_others_are_cancelled) {
+    crew_test::watchdog dog(60s);
+    oneshot_event never;
+    std::atomic<int> cancelled{0};
+    auto waits = [](oneshot_event& e, std::atomic<int>& c) -> crew::task<int> {
+        try {
+            co_await e.wait();
+        } catch (const crew::cancelled_error&) {
+            c.fetch_add(1);
+            throw;
+        }
+        co_return -1;
+    };
+    auto body = [&]() -> crew::task<std::pair<std::size_t, int>> {
+        std::vector<crew::task<int>> v;
+        for (int i = 0; i < 5; ++i) v.push_back(waits(never, cancelled));
+        v.push_back(leaf(42));
+        co_return co_await crew::when_any(std::move(v));
+    };
+    auto [index, value] = pool().block_on(body());
+    EXPECT_EQ(index, 5u);
+    EXPECT_EQ(value, 42);
+    EXPECT_EQ(cancelled.load(), 5);
+    auto empty = []() -> crew::task<int> {
+        auto r = co_await crew::when_any(std::vector<crew::task<int>>{});
+        co_return static_cast<int>(r.first);
+    };
+    EXPECT_THROW(pool().block_on(empty()), std::invalid_argument);
+}
+
+TEST_P(task_test, yield_now_interleaves_and_is_a_cancellation_point) {
+    crew_test::watchdog dog(60s);
+    auto spin = [](std::atomic<bool>& stop) -> crew::task<int> {
+        int n = 0;
+        while (!stop.load()) {
+            co_await crew::yield_now();
+            ++n;
+        }
+        co_return n;
+    };
+    std::atomic<bool> stop{false};
+    auto a = pool().spawn(spin(stop));
+    auto stopper = [](std::atomic<bool>& s) -> crew::task<void> {
+        co_await crew::yield_now();
+        s.store(true);
+    };
+    pool().block_on(stopper(stop));  // runs even on one worker: the spinner yields
+    EXPECT_GE(a.get(), 0);
+    std::atomic<bool> never{false};
+    auto b = pool().spawn(spin(never));
+    b.cancel();
+    EXPECT_THROW(b.get(), crew::cancelled_error);
+}
+
+TEST_P(task_test, schedule_on_moves_to_another_pool) {
+    crew_test::watchdog dog(60s);
+    crew::pool other(3);
+    auto body = [](crew::pool& other) -> crew::task<std::size_t> {
+        co_await crew::schedule_on(other);
+        std::size_t there = crew::current_pool_size();
+        oneshot_event e;
+        auto h = crew::spawn([](oneshot_event& e) -> crew::task<void> {
+            e.set();
+            co_return;
+        }(e));
+        co_await e.wait();  // woken on `other`
+        co_await h;
+        co_return there * 100 + crew::current_pool_size();
+    };
+    EXPECT_EQ(pool().block_on(body(other)), 303u);
+}
+
+TEST_P(task_test, fork_join_inside_a_task) {
+    crew_test::watchdog dog(60s);
+    auto body = []() -> crew::task<long> {
+        auto [a, b] = crew::join([] { return 1L; }, [] { return 2L; });
+        std::atomic<long> sum{0};
+        crew::parallel_for(0, 1000, [&](int i) { sum.fetch_add(i); });
+        crew::task_group g;
+        for (int i = 0; i < 10; ++i) g.run([&] { sum.fetch_add(1); });
+        g.wait();
+        co_await crew::yield_now();
+        co_return a + b + sum.load();
+    };
+    std::vector<crew::join_handle<long>> hs;
+    for (int i = 0; i < 20; ++i) hs.push_back(pool().spawn(body()));
+    for (auto& h : hs) EXPECT_EQ(h.get(), 3 + 499500 + 10);
+}
+
+CREW_ALL_POOL_SIZES(task_test);
+
+}  // namespace
