@@ -115,15 +115,61 @@ void registry::report_unhandled(std::exception_ptr error, const char* source) no
     }
 }
 
+namespace {
+
+worker_metrics read_worker(const worker& w, std::uint64_t now) {
+    const worker_counters& c = w.counters();
+    auto get = [](const worker_counters::counter& x) { return x.load(std::memory_order_relaxed); };
+    worker_metrics m;
+    m.tasks_run = get(c.tasks_run);
+    m.async_tasks_run = get(c.async_tasks_run);
+    m.fork_join_tasks_run = m.tasks_run > m.async_tasks_run ? m.tasks_run - m.async_tasks_run : 0;
+    m.steals = get(c.steals);
+    m.steal_operations = get(c.steal_operations);
+    m.failed_steals_empty = get(c.failed_steals_empty);
+    m.failed_steals_lost = get(c.failed_steals_lost);
+    m.failed_steals = m.failed_steals_empty + m.failed_steals_lost;
+    m.injector_pops = get(c.injector_pops);
+    m.ring_overflows = get(c.ring_overflows);
+    m.lifo_hits = get(c.lifo_hits);
+    m.budget_yields = get(c.budget_yields);
+    m.parks = get(c.parks);
+    m.unparks = get(c.unparks);
+    m.searches = get(c.searches);
+    const worker_counters::times t = c.read_times(now);
+    m.busy_time = std::chrono::nanoseconds(t.busy_ns);
+    m.search_time = std::chrono::nanoseconds(t.search_ns);
+    m.park_time = std::chrono::nanoseconds(t.park_ns);
+    for (std::size_t i = 0; i < latency_histogram::bucket_count; ++i)
+        m.schedule_latency.buckets[i] = get(c.latency_buckets[i]);
+    m.schedule_latency.sum = std::chrono::nanoseconds(get(c.latency_sum_ns));
+    const std::int64_t depth = w.queued_hint();
+    m.deque_depth = depth > 0 ? static_cast<std::uint64_t>(depth) : 0;
+    m.max_deque_depth = get(c.max_depth);
+    m.max_ring_depth = get(c.max_ring_depth);
+    return m;
+}
+
+}  // namespace
+
+// Each counter is read once (relaxed): the snapshot is per-counter consistent, not one instant.
 pool_metrics registry::metrics() const {
     pool_metrics m;
+    const std::uint64_t now = worker_counters::now_ns();
+    m.taken_at = std::chrono::steady_clock::time_point(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::nanoseconds(now)));
+    m.interval = std::chrono::nanoseconds(now > started_ns_ ? now - started_ns_ : 0);
     m.workers.reserve(workers_.size());
+    std::uint64_t queued = 0;
     for (const auto& w : workers_) {
-        const worker_counters& c = w->counters();
-        auto get = [](const worker_counters::counter& x) { return x.load(std::memory_order_relaxed); };
-        m.workers.push_back({get(c.tasks_run), get(c.steals), get(c.failed_steals), get(c.parks),
-                             get(c.injector_pops), get(c.max_depth)});
+        m.workers.push_back(read_worker(*w, now));
+        m.total_spawned += m.workers.back().tasks_run;
+        queued += m.workers.back().deque_depth + m.workers.back().ring_depth;
     }
+    m.injector_length = injector_.size_hint();
+    m.total_spawned += queued + m.injector_length;
+    m.searching = lot_.searching();
+    m.parked = lot_.sleepers();
     return m;
 }
 

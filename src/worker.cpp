@@ -5,6 +5,7 @@
 #include "crew/detail/registry.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <utility>
 
@@ -58,14 +59,17 @@ worker::worker(registry& owner, unsigned index, parking& lot)
 void worker::run_loop() {
     // Start asleep (announce, re-check, park): a new pool has no work, and n workers that each
     // began with a search would sweep all n deques 25 times each (quadratic start-up).
+    counters_.enter(worker_state::search);
     park_cold(nullptr);
     for (;;) {
         if (task* t = find_task()) {
             if (searching_) found_work_cold();
+            if (metrics_enabled && counters_.state() != worker_state::busy) note_busy_cold();
             spins_ = 0;
             floor_ = deque_.owner_bottom();  // what t pushes lands at or above this index
             execute(t);
         } else if (!idle_cold(nullptr)) {
+            counters_.enter(worker_state::off);
             return;
         }
     }
@@ -76,6 +80,7 @@ void worker::wait_until(completion& done) {
         bool related = false;
         if (task* t = find_help(related)) {
             if (searching_) found_work_cold();
+            if (metrics_enabled && counters_.state() != worker_state::busy) note_busy_cold();
             spins_ = 0;
             run_helped(t, related);
         } else if (may_help_unrelated()) {
@@ -88,9 +93,12 @@ void worker::wait_until(completion& done) {
                 searching_ = false;
                 lot_.end_search();
             }
+            note_park_begin();
             done.block();
+            note_park_end();
         }
     }
+    if (metrics_enabled && counters_.state() != worker_state::busy) note_busy_cold();
     if (searching_) {
         searching_ = false;
         lot_.end_search();
@@ -138,10 +146,9 @@ task* worker::find_task() {
     if (task* t = find_async_local()) return t;
     if (task* t = steal_round()) return t;
     if (task* t = owner_.injector().pop()) {
-        worker_counters::bump(counters_.injector_pops);
         begin_async_run();  // it may be a coroutine task: a fresh budget
         lifo_runs_ = 0;
-        return t;
+        return note_injected(t);
     }
     return nullptr;
 }
@@ -153,12 +160,10 @@ task* worker::injector_tick_cold() {
     auto& injector = owner_.injector();
     if (injector.empty_hint()) return nullptr;
     task* t = injector.pop();
-    if (t != nullptr) {
-        worker_counters::bump(counters_.injector_pops);
-        begin_async_run();
-        lifo_runs_ = 0;
-    }
-    return t;
+    if (t == nullptr) return nullptr;
+    begin_async_run();
+    lifo_runs_ = 0;
+    return note_injected(t);
 }
 
 // One clock read per interval: the time since the last one over the calls in between is a sample
@@ -247,7 +252,8 @@ task* worker::steal_async_cold(worker& victim, bool& lost) noexcept {
     if (victim.ring_.empty_hint()) return nullptr;
     ring_steal_result<task> r = victim.ring_.steal_into(ring_);
     if (r.status == ring_steal::success) {
-        worker_counters::bump(counters_.steals);
+        worker_counters::bump(counters_.steals, r.count);
+        worker_counters::bump(counters_.steal_operations);
         start_async(false);
         return r.task;
     }
@@ -268,6 +274,7 @@ task* worker::steal_lifo_cold() noexcept {
         // acquire: pairs with the owner's release exchange in wake_async.
         if (task* t = v.lifo_.exchange(nullptr, std::memory_order_acquire)) {
             worker_counters::bump(counters_.steals);
+            worker_counters::bump(counters_.steal_operations);
             start_async(false);
             return t;
         }
@@ -289,10 +296,12 @@ task* worker::steal_round() {
             steal_result<task> r = v.steal_from();
             if (r.status == steal_status::success) {
                 worker_counters::bump(counters_.steals);
+                worker_counters::bump(counters_.steal_operations);
                 return r.item;
             }
-            worker_counters::bump(counters_.failed_steals);
-            lost |= r.status == steal_status::lost;
+            const bool lost_race = r.status == steal_status::lost;
+            worker_counters::bump(lost_race ? counters_.failed_steals_lost : counters_.failed_steals_empty);
+            lost |= lost_race;
             if (task* t = steal_async_cold(v, lost)) return t;
         }
         if (lost) continue;
@@ -316,6 +325,7 @@ bool worker::idle_cold(completion* done) {
         }
         return false;
     }
+    if (metrics_enabled && counters_.state() != worker_state::search) note_search_begin();
     if (spins_ == 0 && !searching_) searching_ = lot_.try_begin_search();
     if (searching_ && spins_ < spin_rounds) {
         backoff(spins_++);
@@ -340,9 +350,10 @@ void worker::park_cold(completion* done) {
         lifo_pass_ = true;  // what is visible may be a LIFO slot: the next steal round looks there
         return;
     }
-    worker_counters::bump(counters_.parks);
+    note_park_begin();
     window_start_ns_ = 0;  // the sleep is no task time (retune_interval_cold)
     searching_ = lot_.park(key);
+    note_park_end();
 }
 
 // Every queue a task can wait in: the injector, every deque, every ring and LIFO slot.
@@ -366,6 +377,111 @@ void worker::found_work_cold() noexcept {
 void worker::note_depth_cold(std::int64_t depth) noexcept {
     max_depth_seen_ = depth;
     counters_.max_depth.store(static_cast<std::uint64_t>(depth), std::memory_order_relaxed);
+}
+
+// ---- metrics: time accounting at state changes, never per task ----
+
+void worker::note_busy_cold() noexcept { counters_.enter(worker_state::busy); }
+
+void worker::note_search_begin() noexcept {
+    worker_counters::bump(counters_.searches);
+    counters_.enter(worker_state::search);
+}
+
+void worker::note_park_begin() noexcept {
+    worker_counters::bump(counters_.parks);
+    counters_.enter(worker_state::park);
+}
+
+// Back from a sleep: the worker looks for work (or at its awaited flag) next.
+void worker::note_park_end() noexcept {
+    worker_counters::bump(counters_.unparks);
+    counters_.enter(worker_state::search);
+}
+
+task* worker::note_injected(task* t) noexcept {
+    worker_counters::bump(counters_.injector_pops);
+    note_started(*this, t);
+    return t;
+}
+
+// steady_clock rather than a calibrated rdtsc: it is read only at state changes (a few per steal
+// or park, never per task), where its cost (a vDSO call; docs/OBSERVABILITY.md has the figures) is
+// small beside the futex or the steal it accompanies; it needs no calibration and never jumps.
+std::uint64_t worker_counters::now_ns() noexcept {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::steady_clock::now().time_since_epoch())
+                                          .count());
+}
+
+void worker_counters::enter_cold(worker_state s) noexcept {
+    const std::uint64_t now = now_ns();
+    const std::uint32_t seq = seq_.load(std::memory_order_relaxed);
+    seq_.store(seq + 1, std::memory_order_relaxed);  // odd: an update is under way
+    // release fence: the odd sequence number is ordered before the field stores below; partner:
+    // the acquire fence in read_times(), so a reader that saw any of them sees the odd number.
+    std_atomics::fence(std::memory_order_release);
+    const std::uint64_t since = since_ns_.load(std::memory_order_relaxed);
+    const std::uint64_t spent = now > since ? now - since : 0;
+    switch (state()) {
+        case worker_state::busy: bump(busy_ns_, spent); break;
+        case worker_state::search: bump(search_ns_, spent); break;
+        case worker_state::park: bump(park_ns_, spent); break;
+        case worker_state::off: break;
+    }
+    since_ns_.store(now, std::memory_order_relaxed);
+    state_.store(static_cast<std::uint8_t>(s), std::memory_order_relaxed);
+    // release: the fields above are published with the even number; partner: read_times()'s
+    // first acquire load of seq_.
+    seq_.store(seq + 2, std::memory_order_release);
+}
+
+worker_counters::times worker_counters::read_times(std::uint64_t now) const noexcept {
+    for (;;) {
+        // acquire: pairs with enter_cold()'s final release store.
+        const std::uint32_t before = seq_.load(std::memory_order_acquire);
+        times t{busy_ns_.load(std::memory_order_relaxed), search_ns_.load(std::memory_order_relaxed),
+                park_ns_.load(std::memory_order_relaxed)};
+        const std::uint64_t since = since_ns_.load(std::memory_order_relaxed);
+        const worker_state s = state();
+        // acquire fence: the loads above happen before the re-read of seq_; partner: the release
+        // fence in enter_cold() (an update that overlapped them changed seq_).
+        std_atomics::fence(std::memory_order_acquire);
+        if ((before & 1) != 0 || seq_.load(std::memory_order_relaxed) != before) {
+            std_atomics::pause();
+            continue;
+        }
+        const std::uint64_t running = now > since ? now - since : 0;
+        if (s == worker_state::busy) t.busy_ns += running;
+        if (s == worker_state::search) t.search_ns += running;
+        if (s == worker_state::park) t.park_ns += running;
+        return t;
+    }
+}
+
+void record_schedule_latency(worker& w, std::chrono::nanoseconds latency) noexcept {
+    if constexpr (metrics_enabled) {
+        worker_counters& c = w.counters();
+        const std::uint64_t ns = latency.count() > 0 ? static_cast<std::uint64_t>(latency.count()) : 0;
+        const std::size_t bucket = ns == 0 ? 0 : static_cast<std::size_t>(std::bit_width(ns - 1));
+        worker_counters::bump(c.latency_buckets[std::min(bucket, latency_histogram::bucket_count - 1)]);
+        worker_counters::bump(c.latency_sum_ns, ns);
+    } else {
+        (void)w;
+        (void)latency;
+    }
+}
+
+void note_started(worker& w, task* t) noexcept {
+    if constexpr (metrics_enabled) {
+        if (t->queued_at == 0) return;
+        const std::uint64_t now = worker_counters::now_ns();
+        const std::uint64_t queued = std::exchange(t->queued_at, 0);
+        record_schedule_latency(w, std::chrono::nanoseconds(now > queued ? now - queued : 0));
+    } else {
+        (void)w;
+        (void)t;
+    }
 }
 
 std::uint64_t worker::next_random() noexcept {

@@ -77,6 +77,7 @@ public:
     // Returns false when the pool is shutting down or belongs to the parent of a forked process.
     bool inject(task* t) {
         if (forked_away()) [[unlikely]] return false;
+        stamp_queued(t);  // metrics: the schedule latency of injected tasks
         if (!injector_.push(t)) return false;
         lot_.notify_one();
         return true;
@@ -106,6 +107,7 @@ private:
 
     registry_config config_;
     const std::uint32_t generation_ = fork_generation();
+    const std::uint64_t started_ns_ = worker_counters::now_ns();  // metrics: a snapshot's interval
     // start_gate_: 0 while threads are being created, then 1 (written by the constructor, or by
     // shutdown() after a failed start); the workers futex-wait on it before their first look.
     std_atomics::atomic<std::uint32_t> start_gate_{0};

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <new>
@@ -22,6 +23,7 @@ struct task {
     using execute_fn = void (*)(task*) noexcept;
     execute_fn execute;     // set by the creator; read by whichever thread runs the task
     task* next = nullptr;   // written by the injector (under its lock) while the task is queued there
+    std::uint64_t queued_at = 0;  // metrics: when it was injected (ns, steady_clock), 0 = not stamped
 };
 
 // The cancellation state of one task group (crew/task_group.hpp). `canceled` is the one flag a

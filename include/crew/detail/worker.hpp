@@ -7,6 +7,7 @@
 // (through current_worker); steal_from and counters may be used by any thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <new>
 #include <utility>
@@ -18,6 +19,7 @@
 #include "crew/detail/frame_cache.hpp"
 #include "crew/detail/parking.hpp"
 #include "crew/detail/task.hpp"
+#include "crew/metrics.hpp"
 
 namespace crew::detail {
 
@@ -26,29 +28,69 @@ class registry;
 // How many *unrelated* tasks a waiting worker may nest on its stack (see worker::wait_until).
 inline constexpr unsigned max_help_depth = 32;
 
+// CREW_METRICS=0 (CMake option CREW_METRICS=OFF) compiles every counter bump and clock read out;
+// pool::metrics() then reports zeros except the "now" values (depths, injector length, parked).
+#ifndef CREW_METRICS
+#define CREW_METRICS 1
+#endif
+inline constexpr bool metrics_enabled = CREW_METRICS != 0;
+
+// What a worker's thread is doing, for the time accounting (docs/OBSERVABILITY.md).
+enum class worker_state : std::uint8_t { off, busy, search, park };
+
 // Written by the owning worker only (a relaxed load and store, no locked instruction), read by
-// pool::metrics() from any thread.
+// pool::metrics() from any thread. The async scheduler bumps async_tasks_run, ring_overflows,
+// lifo_hits, budget_yields and max_ring_depth (raise()).
 struct worker_counters {
     using counter = std_atomics::atomic<std::uint64_t>;
-    counter tasks_run{0};
-    counter steals{0};
-    counter failed_steals{0};
-    counter parks{0};
-    counter injector_pops{0};
-    counter max_depth{0};
-    // Coroutine tasks (async_schedule.hpp): runs taken from a ring or a LIFO slot (tasks that came
-    // through the injector are not told apart from fork-join tasks and count only in tasks_run);
-    // full-ring overflows to the injector; runs from the LIFO slot; yields forced by an exhausted
-    // budget; the deepest the ring has been after a push.
+    counter tasks_run{0};  // every task started, coroutine runs included
     counter async_tasks_run{0};
+    counter steals{0};
+    counter steal_operations{0};
+    counter failed_steals_empty{0};
+    counter failed_steals_lost{0};
+    counter injector_pops{0};
     counter ring_overflows{0};
     counter lifo_hits{0};
     counter budget_yields{0};
     counter max_ring_depth{0};
+    counter parks{0};
+    counter unparks{0};
+    counter searches{0};
+    counter max_depth{0};
+    std::array<counter, latency_histogram::bucket_count> latency_buckets{};
+    counter latency_sum_ns{0};
 
     static void bump(counter& c, std::uint64_t by = 1) noexcept {
-        c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+        if constexpr (metrics_enabled) c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
     }
+    static void raise(counter& c, std::uint64_t value) noexcept {
+        if constexpr (metrics_enabled)
+            if (value > c.load(std::memory_order_relaxed)) c.store(value, std::memory_order_relaxed);
+    }
+
+    // ---- time accounting: owner calls enter() at state changes only, never per task ----
+    static std::uint64_t now_ns() noexcept;  // steady_clock (src/worker.cpp: why not rdtsc)
+    worker_state state() const noexcept { return static_cast<worker_state>(state_.load(std::memory_order_relaxed)); }
+    // Owner only: charge the time since the last change to the current state, then switch to `s`.
+    void enter(worker_state s) noexcept {
+        if constexpr (metrics_enabled) enter_cold(s);
+    }
+    struct times {
+        std::uint64_t busy_ns, search_ns, park_ns;
+    };
+    // Any thread: the times so far, the current state's running interval included up to `now`.
+    times read_times(std::uint64_t now) const noexcept;
+
+private:
+    void enter_cold(worker_state s) noexcept;
+    // A seqlock over the four fields below: odd while the owner updates them.
+    std_atomics::atomic<std::uint32_t> seq_{0};
+    std_atomics::atomic<std::uint8_t> state_{static_cast<std::uint8_t>(worker_state::off)};
+    counter since_ns_{0};
+    counter busy_ns_{0};
+    counter search_ns_{0};
+    counter park_ns_{0};
 };
 
 class alignas(cache_line) worker {
@@ -61,6 +103,7 @@ public:
     unsigned index() const noexcept { return index_; }
     task_cache& cache() noexcept { return cache_; }
     const worker_counters& counters() const noexcept { return counters_; }
+    worker_counters& counters() noexcept { return counters_; }  // bumps: the owning thread only
 
     // ---- fast paths: the worker's own thread only ----
 
@@ -154,6 +197,12 @@ private:
     bool work_visible() const noexcept;
     void found_work_cold() noexcept;
     void note_depth_cold(std::int64_t depth) noexcept;
+    // Time accounting at state changes (src/worker.cpp).
+    void note_busy_cold() noexcept;
+    void note_search_begin() noexcept;
+    void note_park_begin() noexcept;
+    void note_park_end() noexcept;
+    task* note_injected(task* t) noexcept;
     std::uint64_t next_random() noexcept;
     task* injector_tick_cold();
     void retune_interval_cold() noexcept;
@@ -204,6 +253,19 @@ private:
 // The worker running on this thread, or nullptr outside every pool. initial-exec: a single
 // %fs-relative load instead of a __tls_get_addr call on every join.
 extern constinit thread_local worker* current_worker __attribute__((tls_model("initial-exec")));
+
+// Schedule latency (queued -> started) of a task `w` starts now: its worker's thread only. The
+// injector path records it in the worker loop; the coroutine scheduler calls it for tasks it
+// starts from a ring or the LIFO slot.
+void record_schedule_latency(worker& w, std::chrono::nanoseconds latency) noexcept;
+
+// Stamp `t` as queued now (registry::inject; the coroutine scheduler for its own queues), and, on
+// the thread of the worker `w` that starts it, record its latency (and clear the stamp; a task
+// without a stamp records nothing).
+inline void stamp_queued(task* t) noexcept {
+    if constexpr (metrics_enabled) t->queued_at = worker_counters::now_ns();
+}
+void note_started(worker& w, task* t) noexcept;
 
 // Memory for heap tasks of type T: the current worker's cache when T fits a block, else the heap.
 template <class T>
