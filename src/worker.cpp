@@ -73,7 +73,9 @@ void worker::wait_until(completion& done) {
                 searching_ = false;
                 lot_.end_search();
             }
+            trace::park(trace_, trace::park_kind::join_wait);
             done.block();
+            trace::unpark(trace_, trace::park_kind::join_wait);
         }
     }
     if (searching_) {
@@ -117,6 +119,7 @@ task* worker::find_task() {
     if (++tick_ % injector_interval == 0 && !injector.empty_hint()) {
         if (task* t = injector.pop()) {
             worker_counters::bump(counters_.injector_pops);
+            trace::injector_pop(trace_);
             return t;
         }
     }
@@ -124,6 +127,7 @@ task* worker::find_task() {
     if (task* t = steal_round()) return t;
     if (task* t = injector.pop()) {
         worker_counters::bump(counters_.injector_pops);
+        trace::injector_pop(trace_);
         return t;
     }
     return nullptr;
@@ -142,6 +146,7 @@ task* worker::steal_round() {
             steal_result<task> r = owner_.worker_at(victim).steal_from();
             if (r.status == steal_status::success) {
                 worker_counters::bump(counters_.steals);
+                trace::steal(trace_, victim);
                 return r.item;
             }
             worker_counters::bump(counters_.failed_steals);
@@ -186,7 +191,9 @@ void worker::park_cold(completion* done) {
         return;
     }
     worker_counters::bump(counters_.parks);
+    trace::park(trace_);
     searching_ = lot_.park(key);
+    trace::unpark(trace_);
 }
 
 bool worker::work_visible() const noexcept {
@@ -201,7 +208,10 @@ bool worker::work_visible() const noexcept {
 // a lone task and running it, which doubled the wake latency of a two-worker pool.)
 void worker::found_work_cold() noexcept {
     searching_ = false;
-    if (lot_.end_search() && work_visible()) lot_.notify_one();
+    if (lot_.end_search() && work_visible()) {
+        trace::wake(trace_);
+        lot_.notify_one();
+    }
 }
 
 void worker::note_depth_cold(std::int64_t depth) noexcept {
