@@ -142,8 +142,9 @@ void append_worker(std::string& out, unsigned index, const std::vector<event>& e
         appendf(out, ",\n{\"ph\":\"B\",\"pid\":1,\"tid\":%u,\"name\":\"%s\",\"cat\":\"task\",\"ts\":%.3f}", tid,
                 task_name(b.kind), tb.us(b.ticks));
     for (const open_slice& b : parks)
-        appendf(out, ",\n{\"ph\":\"B\",\"pid\":1,\"tid\":%u,\"name\":\"parked\",\"cat\":\"park\",\"ts\":%.3f}", tid,
-                tb.us(b.ticks));
+        appendf(out, ",\n{\"ph\":\"B\",\"pid\":1,\"tid\":%u,\"name\":\"parked\",\"cat\":\"park\",\"ts\":%.3f,"
+                     "\"args\":{\"on\":\"%s\"}}",
+                tid, tb.us(b.ticks), park_name(b.kind));
 }
 
 }  // namespace
