@@ -104,7 +104,8 @@ int main(int argc, char** argv) {
         }
         std::string page(crew_trace::viewer_html);
         const std::string marker = "@TRACE_JSON@", title = "@TITLE@";
-        page.replace(page.find(title), title.size(), html_escape(path));
+        for (std::size_t at = page.find(title); at != std::string::npos; at = page.find(title, at + 1))
+            page.replace(at, title.size(), html_escape(path));
         page.replace(page.find(marker), marker.size(), script_safe(text));
         std::fwrite(page.data(), 1, page.size(), stdout);
         return std::fflush(stdout) == 0 ? 0 : 1;

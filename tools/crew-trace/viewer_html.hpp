@@ -102,9 +102,10 @@ function load() {
 }
 
 function fmt(us) {
-  if (us >= 1e6) return (us / 1e6).toFixed(3) + " s";
-  if (us >= 1e3) return (us / 1e3).toFixed(3) + " ms";
-  if (us >= 1) return us.toFixed(2) + " \u00b5s";
+  const trim = v => String(Number(v.toPrecision(4)));
+  if (us >= 1e6) return trim(us / 1e6) + " s";
+  if (us >= 1e3) return trim(us / 1e3) + " ms";
+  if (us >= 1) return trim(us) + " \u00b5s";
   return (us * 1e3).toFixed(0) + " ns";
 }
 
@@ -162,13 +163,8 @@ function render(T, t0, t1) {
         (p.args.wake_latency_ns ? `, woken ${fmt(p.args.wake_latency_ns / 1000)} after the wake request` : "");
     }
     // Bars, merged while they fall within the same pixel at the same depth.
-    const open = [];
-    const flush = b => {
-      const r = el("rect", { class: "task " + b.cls + (b.n > 1 ? " merged" : ""), x: b.x0, width: Math.max(1, b.x1 - b.x0),
-                             y: top + 3 + Math.min(b.depth, 4) * 6, height: Math.max(6, LANE_H - 10 - Math.min(b.depth, 4) * 8) }, g);
-      el("title", {}, r).textContent = b.n > 1 ? `${b.n} tasks, ${fmt(b.busy)} in all` : `${b.name} ${fmt(b.busy)} at ${fmt(b.ts - T.tmin)}`;
-      ++bars;
-    };
+    const open = [], done = [];
+    const flush = b => done.push(b);
     for (const s of T.byLane.get(tid)) {
       if (s.end < t0 || s.ts > t1) continue;
       const x0 = x(s.ts), x1 = x(s.end), cls = kindClass(s.name), d = s.depth;
@@ -183,6 +179,13 @@ function render(T, t0, t1) {
       open[d] = { x0, x1, cls, n: 1, busy: s.end - s.ts, name: s.name, ts: s.ts, depth: d };
     }
     for (const b of open) if (b) flush(b);
+    done.sort((p, q) => p.depth - q.depth);  // a parent under its nested tasks
+    for (const b of done) {
+      const r = el("rect", { class: "task " + b.cls + (b.n > 1 ? " merged" : ""), x: b.x0, width: Math.max(1, b.x1 - b.x0),
+                             y: top + 3 + Math.min(b.depth, 4) * 5, height: Math.max(6, LANE_H - 10 - Math.min(b.depth, 4) * 8) }, g);
+      el("title", {}, r).textContent = b.n > 1 ? `${b.n} tasks, ${fmt(b.busy)} in all` : `${b.name} ${fmt(b.busy)} at ${fmt(b.ts - T.tmin)}`;
+      ++bars;
+    }
     const box = g.getBBox();  // laid out: the lane has drawn content with a non-empty box
     if (box.width > 0 && box.height > 0) ++laidOut;
   }
@@ -222,7 +225,7 @@ function summarize(T) {
     const thief = T.steals.filter(s => s.thief === tid).length, victim = T.steals.filter(s => s.victim === tid).length;
     const d = dropped[tid - 1] || 0;
     if (d > 0) notes.push(`${T.names.get(tid) || tid}: the oldest ${d} events were overwritten (ring full); its lane starts late.`);
-    html += `<tr class="worker-row"><td>${T.names.get(tid) || ("worker " + (tid - 1))}</td><td>${list.length}</td>` +
+    html += `<tr class='worker-row'><td>${T.names.get(tid) || ("worker " + (tid - 1))}</td><td>${list.length}</td>` +
             `<td>${count("task-local")}</td><td>${count("task-stolen")}</td><td>${count("task-injected")}</td>` +
             `<td>${thief}</td><td>${victim}</td><td>${fmt(busy)}</td><td>${fmt(parked)}</td><td>${fmt(blocked)}</td>` +
             `<td>${(100 * busy / total).toFixed(1)} %</td><td>${d}</td></tr>`;
