@@ -9,6 +9,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <system_error>
@@ -318,9 +319,14 @@ std::string resolve_path(const std::string& explicit_path) {
     if (!explicit_path.empty()) return explicit_path;
     const char* env = std::getenv("CREW_TRACE");
     if (env == nullptr || *env == '\0') return {};
-    static std_atomics::atomic<unsigned> pools_traced{0};
-    const unsigned n = pools_traced.fetch_add(1, std::memory_order_relaxed);  // a count: no ordering
     std::string path(env);
+    // How many pools took this path so far (per path: a program that changes CREW_TRACE starts over).
+    static auto* taken = new std::map<std::string, unsigned>;  // leaked: pools may outlive statics
+    unsigned n;
+    {
+        std::lock_guard lock(live_mutex());
+        n = (*taken)[path]++;
+    }
     if (n == 0) return path;
     const std::size_t slash = path.find_last_of('/');
     std::size_t dot = path.find_last_of('.');

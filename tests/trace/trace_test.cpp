@@ -200,7 +200,9 @@ TEST_P(trace_suite, agrees_with_the_counters) {
     } else {
         EXPECT_EQ(s.steals, 0);
     }
-    EXPECT_EQ(s.idle_parks, static_cast<long>(total(m, &crew::worker_metrics::parks)));
+    // Workers that went idle after the snapshot may park once more before the pool stops.
+    EXPECT_GE(s.idle_parks, static_cast<long>(total(m, &crew::worker_metrics::parks)));
+    EXPECT_LE(s.idle_parks, static_cast<long>(total(m, &crew::worker_metrics::parks) + workers()));
 }
 
 // A worker asleep when outside work arrives records the park and how long the wake took.
@@ -208,15 +210,19 @@ TEST_P(trace_suite, records_parks_and_wake_latency) {
     crew_test::watchdog dog(60s);
     temp_dir dir;
     const std::string path = dir.file("park.json");
+    crew::pool_metrics m;
     {
         crew::pool p(traced(workers(), path));
         for (int i = 0; i < 3; ++i) {
-            std::this_thread::sleep_for(20ms);  // every worker parks
+            std::this_thread::sleep_for(20ms);  // the workers park
             p.run([] {});
         }
+        m = p.metrics();
     }
     summary s = check_trace(path, workers());
-    EXPECT_GE(s.parks, static_cast<long>(workers()));
+    EXPECT_GE(s.idle_parks, 1);
+    // Parks after the snapshot (as the pool shuts down) are in the trace only.
+    EXPECT_GE(s.idle_parks, static_cast<long>(total(m, &crew::worker_metrics::parks)));
     EXPECT_GE(s.wake_latencies, 1);
     EXPECT_EQ(s.task_names["injected task"], 3);
 }
