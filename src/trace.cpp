@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
@@ -178,22 +179,48 @@ void ring::record(event_type type, std::uint8_t kind, std::uint64_t arg) noexcep
 }
 
 std::vector<event> ring::snapshot(std::uint64_t& dropped) const {
+    // A copy racing a fast worker may be lapped (the worker rewrites the slots not yet copied, e.g.
+    // while this thread is preempted): try again a few times and keep the fullest copy.
+    std::vector<event> best;
+    std::uint64_t best_head = 0;
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        std::uint64_t head = 0;
+        bool lapped = false;
+        std::vector<event> out = copy_newest_first(head, lapped);
+        if (attempt == 0 || out.size() >= best.size()) {
+            best = std::move(out);
+            best_head = head;
+        }
+        if (!lapped) break;
+    }
+    dropped = best_head - best.size();
+    return best;
+}
+
+std::vector<event> ring::copy_newest_first(std::uint64_t& head_out, bool& lapped) const {
     const std::uint64_t capacity = mask_ + 1;
     const std::uint64_t head = head_.load(std::memory_order_acquire);  // partner: record()'s last store
     const std::uint64_t first = head > capacity ? head - capacity : 0;
+    head_out = head;
+    lapped = false;
     std::vector<event> out;
     out.reserve(static_cast<std::size_t>(head - first));
-    for (std::uint64_t j = first; j < head; ++j) {
+    // Newest first: the worker overwrites the oldest slots next, so a copy racing it loses only
+    // the oldest events (from the first overwritten slot down, all are newer events' slots).
+    for (std::uint64_t j = head; j-- > first;) {
         const slot& s = slots_[j & mask_];
         const std::uint64_t seq = s.seq.load(std::memory_order_acquire);  // partner: record()'s seq release
-        if (seq != 2 * j + 2) continue;  // overwritten by a newer event (or being overwritten)
         const std::uint64_t ticks = s.ticks.load(std::memory_order_relaxed);
         const std::uint64_t data = s.data.load(std::memory_order_relaxed);
         std_atomics::fence(std::memory_order_acquire);  // partner: record()'s release fence
-        if (s.seq.load(std::memory_order_relaxed) != seq) continue;  // rewritten while copied
+        // Overwritten by a newer event (or being overwritten, or rewritten while copied).
+        if (seq != 2 * j + 2 || s.seq.load(std::memory_order_relaxed) != seq) {
+            lapped = true;
+            break;
+        }
         out.push_back({ticks, static_cast<event_type>(data & 0xff), static_cast<std::uint8_t>(data >> 8), data >> 16});
     }
-    dropped = head - out.size();
+    std::reverse(out.begin(), out.end());
     return out;
 }
 

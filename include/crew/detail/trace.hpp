@@ -93,6 +93,8 @@ public:
     unsigned worker_index() const noexcept { return index_; }
 
 private:
+    std::vector<event> copy_newest_first(std::uint64_t& head, bool& lapped) const;
+
     struct slot {
         // seq: 2*(i+1) once event i is complete in this slot, odd while it is being written.
         std_atomics::atomic<std::uint64_t> seq{0};
