@@ -21,10 +21,6 @@
 
 #include "crew/detail/atomics.hpp"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
-
 namespace crew::detail::trace {
 
 // What happened. The numeric values are internal (the JSON uses names).
@@ -50,7 +46,7 @@ std::uint64_t steady_ticks() noexcept;  // steady_clock in nanoseconds
 // is written), steady_clock's nanoseconds elsewhere.
 inline std::uint64_t now_ticks() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
-    return __rdtsc();
+    return __builtin_ia32_rdtsc();  // no <x86intrin.h> in every user's translation unit
 #else
     return steady_ticks();
 #endif
