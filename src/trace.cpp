@@ -199,12 +199,12 @@ std::vector<event> ring::snapshot(std::uint64_t& dropped) const {
 
 std::vector<event> ring::copy_newest_first(std::uint64_t& head_out, bool& lapped) const {
     const std::uint64_t capacity = mask_ + 1;
+    std::vector<event> out;
+    out.reserve(static_cast<std::size_t>(capacity));  // before reading head_: the copy must be quick
     const std::uint64_t head = head_.load(std::memory_order_acquire);  // partner: record()'s last store
     const std::uint64_t first = head > capacity ? head - capacity : 0;
     head_out = head;
     lapped = false;
-    std::vector<event> out;
-    out.reserve(static_cast<std::size_t>(head - first));
     // Newest first: the worker overwrites the oldest slots next, so a copy racing it loses only
     // the oldest events (from the first overwritten slot down, all are newer events' slots).
     for (std::uint64_t j = head; j-- > first;) {
