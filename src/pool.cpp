@@ -34,7 +34,9 @@ detail::registry_config make_config(pool_options options) {
             std::move(options.name),
             std::move(options.on_thread_start),
             std::move(options.on_thread_stop),
-            options.pin_threads};
+            options.pin_threads,
+            std::move(options.trace),
+            options.trace_events};
 }
 
 // `options` with its size taken from CREW_NUM_THREADS when the code left it empty.

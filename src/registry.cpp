@@ -18,10 +18,14 @@ std::uint32_t fork_generation() noexcept { return fork_generation_.load(std::mem
 void note_fork_in_child() noexcept { fork_generation_.fetch_add(1, std::memory_order_relaxed); }
 
 registry::registry(registry_config config)
-    : config_(std::move(config)), lot_(config_.threads) {
+    : config_(std::move(config)), lot_(config_.threads),
+      trace_(trace::open_session(config_.trace, config_.threads, config_.trace_events, config_.name)) {
     if (config_.pin_threads) pin_cpus_ = os::process_cpus();
     workers_.reserve(config_.threads);
-    for (unsigned i = 0; i < config_.threads; ++i) workers_.push_back(std::make_unique<worker>(*this, i, lot_));
+    for (unsigned i = 0; i < config_.threads; ++i) {
+        workers_.push_back(std::make_unique<worker>(*this, i, lot_));
+        workers_.back()->attach_trace(trace::ring_for(trace_.get(), i));
+    }
     threads_.reserve(config_.threads);
     try {
         for (unsigned i = 0; i < config_.threads; ++i) {
@@ -153,6 +157,11 @@ worker_metrics read_worker(const worker& w, std::uint64_t now) {
 }  // namespace
 
 // Each counter is read once (relaxed): the snapshot is per-counter consistent, not one instant.
+void registry::dump_trace(const std::string& path) const {
+    if (!trace_) throw usage_error("crew::pool::dump_trace: this pool does not trace (set pool_options::trace or CREW_TRACE)");
+    trace_->write(path.empty() ? trace_->path() : path);
+}
+
 pool_metrics registry::metrics() const {
     pool_metrics m;
     const std::uint64_t now = worker_counters::now_ns();

@@ -94,7 +94,9 @@ void worker::wait_until(completion& done) {
                 lot_.end_search();
             }
             note_park_begin();
+            trace::park(trace_, trace::park_kind::join_wait);
             done.block();
+            trace::unpark(trace_, trace::park_kind::join_wait);
             note_park_end();
         }
     }
@@ -297,6 +299,7 @@ task* worker::steal_round() {
             if (r.status == steal_status::success) {
                 worker_counters::bump(counters_.steals);
                 worker_counters::bump(counters_.steal_operations);
+                trace::steal(trace_, victim);
                 return r.item;
             }
             const bool lost_race = r.status == steal_status::lost;
@@ -352,7 +355,9 @@ void worker::park_cold(completion* done) {
     }
     note_park_begin();
     window_start_ns_ = 0;  // the sleep is no task time (retune_interval_cold)
+    trace::park(trace_);
     searching_ = lot_.park(key);
+    trace::unpark(trace_);
     note_park_end();
 }
 
@@ -371,7 +376,10 @@ bool worker::work_visible() const noexcept {
 // a lone task and running it, which doubled the wake latency of a two-worker pool.)
 void worker::found_work_cold() noexcept {
     searching_ = false;
-    if (lot_.end_search() && work_visible()) lot_.notify_one();
+    if (lot_.end_search() && work_visible()) {
+        trace::wake(trace_);
+        lot_.notify_one();
+    }
 }
 
 void worker::note_depth_cold(std::int64_t depth) noexcept {
@@ -401,6 +409,7 @@ void worker::note_park_end() noexcept {
 
 task* worker::note_injected(task* t) noexcept {
     worker_counters::bump(counters_.injector_pops);
+    trace::injector_pop(trace_);
     note_started(*this, t);
     return t;
 }

@@ -53,6 +53,16 @@ struct pool_options {
     // (e.g. taken away by a cpuset meanwhile) leaves that worker unpinned: pinning is a hint, never
     // an error.
     bool pin_threads = false;
+    // Trace every worker's events (docs/OBSERVABILITY_TRACE.md): the path of the Chrome
+    // trace-event JSON written when the pool is destroyed (and by dump_trace()). Empty: the
+    // CREW_TRACE environment variable decides (also for the default pool); unset or empty there
+    // too, tracing is off and costs one untaken branch per task. The file is created at once: a
+    // path that cannot be created makes the constructor throw std::system_error.
+    std::string trace;
+    // With tracing on, each worker keeps its last trace_events events (16 to 2^24, rounded up to
+    // a power of two; 24 bytes each); older ones are overwritten and counted as dropped. Out of
+    // range throws std::invalid_argument (checked even when tracing is off).
+    std::size_t trace_events = std::size_t{1} << 16;
 };
 
 // Configure the default pool before its first use (the first crew::join, spawn, task_group,
@@ -228,6 +238,13 @@ public:
 
     // Per-worker counters (cheap, always on).
     pool_metrics metrics() const { return registry_->metrics(); }
+
+    // With tracing on: write the events retained so far as Chrome trace-event JSON to `path`
+    // (empty: the pool's trace path), while the workers keep running. Throws std::system_error
+    // when the file cannot be written, crew::usage_error when this pool does not trace.
+    void dump_trace(const std::string& path = {}) const { registry_->dump_trace(path); }
+    // Does this pool record a trace?
+    bool tracing() const noexcept { return registry_->tracing(); }
 
 private:
     friend detail::registry& detail::registry_of(const pool&) noexcept;

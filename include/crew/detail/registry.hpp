@@ -15,6 +15,7 @@
 #include "crew/detail/os.hpp"
 #include "crew/detail/parking.hpp"
 #include "crew/detail/task.hpp"
+#include "crew/detail/trace.hpp"
 #include "crew/detail/worker.hpp"
 #include "crew/metrics.hpp"
 
@@ -37,6 +38,8 @@ struct registry_config {
     thread_hook on_thread_start;  // empty: none
     thread_hook on_thread_stop;   // empty: none
     bool pin_threads = false;
+    std::string trace;                           // pool_options::trace
+    std::size_t trace_events = std::size_t{1} << 16;  // pool_options::trace_events
 };
 
 class registry {
@@ -68,6 +71,7 @@ public:
     // Returns false (and leaves `t` with the caller) when the pool is shutting down.
     bool schedule(task* t) {
         if (owns_current_thread()) {
+            trace::spawn(current_worker->trace());
             current_worker->push(t);
             return true;
         }
@@ -79,6 +83,7 @@ public:
         if (forked_away()) [[unlikely]] return false;
         stamp_queued(t);  // metrics: the schedule latency of injected tasks
         if (!injector_.push(t)) return false;
+        trace::wake(trace_.get());
         lot_.notify_one();
         return true;
     }
@@ -98,6 +103,9 @@ public:
 
     // crew/async: this pool's live coroutine tasks; shutdown() drains it after the workers joined.
     async_task_list& async_tasks() noexcept { return async_tasks_; }
+    // The trace (pool_options::trace): write it now; throws crew::usage_error when off.
+    void dump_trace(const std::string& path) const;
+    bool tracing() const noexcept { return trace_ != nullptr; }
 
 private:
     static void thread_entry(void* self) noexcept;
@@ -115,6 +123,8 @@ private:
     basic_injector<task> injector_;
     // stopping_: written once by the destructor; read by workers before they park or exit.
     std_atomics::atomic<bool> stopping_{false};
+    // trace_: null unless tracing; declared before workers_, which point into it.
+    std::unique_ptr<trace::session> trace_;
     std::vector<std::unique_ptr<worker>> workers_;
     std::vector<std::unique_ptr<os::thread>> threads_;
     // With pin_threads: the CPUs worker i picks from (i modulo their number); empty otherwise.

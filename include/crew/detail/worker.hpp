@@ -20,6 +20,7 @@
 #include "crew/detail/parking.hpp"
 #include "crew/detail/task.hpp"
 #include "crew/metrics.hpp"
+#include "crew/detail/trace.hpp"
 
 namespace crew::detail {
 
@@ -104,6 +105,9 @@ public:
     task_cache& cache() noexcept { return cache_; }
     const worker_counters& counters() const noexcept { return counters_; }
     worker_counters& counters() noexcept { return counters_; }  // bumps: the owning thread only
+    // The trace ring (null: tracing off). Set before the worker's thread starts.
+    trace::ring* trace() const noexcept { return trace_; }
+    void attach_trace(trace::ring* r) noexcept { trace_ = r; }
 
     // ---- fast paths: the worker's own thread only ----
 
@@ -112,14 +116,19 @@ public:
         std::int64_t depth = deque_.push(t);
         if (depth > max_depth_seen_) [[unlikely]] note_depth_cold(depth);
         // No fence: this worker runs `t` itself if nobody comes (see parking.hpp).
-        if (lot_.wake_wanted()) [[unlikely]] lot_.notify_one_hinted();
+        if (lot_.wake_wanted()) [[unlikely]] {
+            trace::wake(trace_);
+            lot_.notify_one_hinted();
+        }
     }
 
     task* pop() noexcept { return deque_.pop(); }
 
     void execute(task* t) noexcept {
         count_task();
+        trace::task_begin(trace_);
         t->execute(t);
+        trace::task_end(trace_);
     }
 
     void count_task() noexcept { worker_counters::bump(counters_.tasks_run); }
@@ -240,6 +249,7 @@ private:
     unsigned help_depth_ = 0;
     unsigned helped_nesting_ = 0;
     bool isolated_ = false;
+    trace::ring* trace_ = nullptr;
     task_cache cache_;
     frame_cache frames_;
     // ring_: coroutine tasks, FIFO; owner pushes/pops, thieves steal half (async_ring.hpp).
