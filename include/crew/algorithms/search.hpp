@@ -84,6 +84,13 @@ std::size_t find_index(P part, It first, std::size_t n, Pred& pred, bool any_mat
     return search_index(part, n, first_in, any_match);
 }
 
+// find_if's and any_of's entry: {the first (any_match: some) matching index or n, n}.
+template <class P, class It, class Pred>
+std::pair<std::size_t, std::size_t> search_entry(P part, It first, It last, Pred& pred, bool any_match, const char* who) {
+    const std::size_t n = checked_count(first, last, who);
+    return {find_index(part, first, n, pred, any_match), n};
+}
+
 }  // namespace detail
 
 // std::find_if: the first element x with pred(x), or last.
@@ -91,12 +98,10 @@ template <partitioner P, class It, class Pred>
 It parallel_find_if(P part, It first, It last, Pred pred) {
     CREW_DETAIL_RANDOM_ACCESS(It, "crew::parallel_find_if");
     CREW_DETAIL_LOOP_PARTITIONER(P, "crew::parallel_find_if");
-    if constexpr (random_access_input<It>) {
-        const std::size_t n = detail::checked_count(first, last, "crew::parallel_find_if");
-        return detail::advance_by(first, detail::find_index(part, first, n, pred, false));
-    } else {
+    if constexpr (random_access_input<It>)
+        return detail::advance_by(first, detail::search_entry(part, first, last, pred, false, "crew::parallel_find_if").first);
+    else
         return last;
-    }
 }
 
 template <class It, class Pred>
@@ -135,8 +140,8 @@ bool parallel_any_of(P part, It first, It last, Pred pred) {
     CREW_DETAIL_RANDOM_ACCESS(It, "crew::parallel_any_of");
     CREW_DETAIL_LOOP_PARTITIONER(P, "crew::parallel_any_of");
     if constexpr (random_access_input<It>) {
-        const std::size_t n = detail::checked_count(first, last, "crew::parallel_any_of");
-        return detail::find_index(part, first, n, pred, true) != n;
+        auto [at, n] = detail::search_entry(part, first, last, pred, true, "crew::parallel_any_of");
+        return at != n;
     } else {
         return false;
     }
