@@ -388,6 +388,73 @@ TEST_P(algorithms_std, large_inputs_match_std) {
     });
 }
 
+// The leaves run std algorithms over whole blocks (search.hpp, copy.hpp): sizes around the block
+// sizes (2^k - 1, 2^k, 2^k + 1; auto_partition's two-pass blocks are 4,096 elements at least),
+// with the match, the extremes and the kept elements placed at block boundaries.
+TEST_P(algorithms_std, block_boundaries_match_std) {
+    crew_test::watchdog dog(std::chrono::seconds(120));
+    std::vector<std::size_t> ns{0, 1, 2};
+    for (std::size_t k : {6, 12, 13}) {
+        const std::size_t p2 = std::size_t{1} << k;
+        ns.insert(ns.end(), {p2 - 1, p2, p2 + 1});
+    }
+    pool().run([&] {
+        for (std::size_t n : ns)
+            for (std::size_t at : {std::size_t{0}, n / 2, n - n / 4, n > 0 ? n - 1 : 0, std::size_t{63}, std::size_t{64},
+                                   std::size_t{4095}, std::size_t{4096}}) {
+                if (n == 0 || at >= n) continue;
+                std::vector<int> v(n, 5);
+                v[at] = 1;  // the only match, and the smallest
+                if (at + 1 < n) v[at + 1] = 1;  // an equal one right after it (first of equals)
+                v[n - 1 - at / 2] = 9;          // the largest, repeated at the end
+                v[n - 1] = 9;
+                auto one = [](int x) { return x == 1; };
+                auto odd = [](int x) { return x % 2 != 0; };
+                auto check = [&](auto part) {
+                    EXPECT_EQ(crew::parallel_find_if(part, v.begin(), v.end(), one), std::find_if(v.begin(), v.end(), one));
+                    EXPECT_EQ(crew::parallel_find(part, v.begin(), v.end(), 9), std::find(v.begin(), v.end(), 9));
+                    EXPECT_EQ(crew::parallel_count_if(part, v.begin(), v.end(), one), std::count_if(v.begin(), v.end(), one));
+                    EXPECT_EQ(crew::parallel_min_element(part, v.begin(), v.end()), std::min_element(v.begin(), v.end()));
+                    EXPECT_EQ(crew::parallel_max_element(part, v.begin(), v.end()), std::max_element(v.begin(), v.end()));
+                    EXPECT_EQ(crew::parallel_minmax_element(part, v.begin(), v.end()),
+                              std::minmax_element(v.begin(), v.end()));
+                    auto w = v;
+                    w[at] = 7;
+                    EXPECT_EQ(crew::parallel_equal(part, v.begin(), v.end(), w.begin()), n == 0);
+                    std::vector<int> out(n, -1), exp(n, -1);
+                    auto got_end = crew::parallel_copy_if(part, v.begin(), v.end(), out.begin(), odd);
+                    auto exp_end = std::copy_if(v.begin(), v.end(), exp.begin(), odd);
+                    EXPECT_EQ(got_end - out.begin(), exp_end - exp.begin());
+                    EXPECT_EQ(out, exp) << "n " << n << " at " << at;
+                };
+                check(crew::auto_partition);
+                check(crew::static_partition);
+                check(crew::simple_partition{64});
+            }
+    });
+}
+
+// copy_if calls pred twice per element (count, then copy): a predicate that says yes to every
+// element while counting and no while copying is reported, and nothing is written past the end.
+TEST_P(algorithms_std, copy_if_reports_a_predicate_that_changes_its_answer) {
+    crew_test::watchdog dog(std::chrono::seconds(60));
+    const std::size_t n = 3 * 4096 + 5;
+    std::vector<int> v(n, 1);
+    pool().run([&] {
+        for (int form = 0; form < 2; ++form) {
+            std::atomic<std::size_t> calls{0};
+            auto fickle = [&](int) { return calls.fetch_add(1, std::memory_order_relaxed) < n; };
+            std::vector<int> out(n + 1, -1);
+            if (form == 0)
+                EXPECT_THROW(crew::parallel_copy_if(v.begin(), v.end(), out.begin(), fickle), crew::usage_error);
+            else
+                EXPECT_THROW(crew::parallel_copy_if(crew::simple_partition{100}, v.begin(), v.end(), out.begin(), fickle),
+                             crew::usage_error);
+            EXPECT_EQ(out[n], -1);
+        }
+    });
+}
+
 CREW_ALL_POOL_SIZES(algorithms_std);
 
 }  // namespace

@@ -1,26 +1,32 @@
 // crew/algorithms/copy.hpp -- parallel_fill, parallel_generate, parallel_copy_if, parallel_merge,
 // parallel_partition and parallel_stable_partition.
 //
-// copy_if and the partitions make two parallel passes over blocks (std_support.hpp's pass_block):
-// the first evaluates the predicate once per element, keeps its answer in a byte per element and
-// counts each block's matches; a serial prefix over the (at most a few hundred) block counts gives
-// every block its output position; the second pass moves or copies. The results equal the std::
+// copy_if and the partitions make two parallel passes over blocks (scan.hpp's scan_block and
+// for_each_block). copy_if counts each block's matches with std::count_if, a serial prefix over
+// the (at most a few hundred) block counts gives every block its output position, and the second
+// pass copies each block to its position, so pred runs up to twice per element. The partitions'
+// first pass evaluates pred once per element and keeps its answer in a byte per element (an element
+// must not move before every answer is known); the second pass moves. The results equal the std::
 // algorithms' exactly, in order. merge splits the longer run at its middle and binary-searches the
 // split point in the other run, as parallel_sort's merges do.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <iterator>
 #include <memory>
 #include <new>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "crew/algorithms/partition.hpp"
+#include "crew/algorithms/scan.hpp"
 #include "crew/algorithms/std_support.hpp"
+#include "crew/errors.hpp"
 
 namespace crew {
 
@@ -73,7 +79,7 @@ void parallel_generate(It first, It last, Gen gen) {
 
 namespace detail {
 
-// The first pass of copy_if and the partitions: keep[i] = pred(x_i), and per block the number of
+// The first pass of the partitions: keep[i] = pred(x_i), and per block the number of
 // kept elements, as offsets: offsets[k] = kept elements in blocks before k (offsets[blocks] = all).
 struct kept_blocks {
     std::size_t block = 1, blocks = 0;
@@ -87,7 +93,7 @@ struct kept_blocks {
 template <class P, class It, class Pred>
 kept_blocks mark_kept(P part, It first, std::size_t n, Pred& pred) {
     kept_blocks kb;
-    kb.block = pass_block(part, n);
+    kb.block = scan_block(part, n);
     kb.blocks = (n + kb.block - 1) / kb.block;
     kb.keep.reset(new unsigned char[n]);
     kb.offsets.assign(kb.blocks + 1, 0);
@@ -105,28 +111,58 @@ kept_blocks mark_kept(P part, It first, std::size_t n, Pred& pred) {
     return kb;
 }
 
+// Cold path: pred said yes to fewer elements of a block when copying than when counting.
+[[noreturn]] inline void inconsistent_predicate_cold(const char* who) {
+    throw usage_error(std::string(who) + ": the predicate answered differently for the same element in the two passes");
+}
+
+// Copies the kept elements of block [b, e) to out, at most `count` of them (the number the first
+// pass counted there), and stops after the last one. Returns how many it copied: fewer than count
+// only if pred answered differently this time.
+template <class It, class Out, class Pred>
+std::size_t copy_block_if(It it, It end, Out out, std::size_t count, Pred& pred) {
+    std::size_t left = count;
+    for (; left != 0 && it != end; ++it)
+        if (pred(*it)) {
+            *out = *it;
+            ++out;
+            --left;
+        }
+    return count - left;
+}
+
+// Two passes over blocks: std::count_if of every block, a serial prefix of the counts (each
+// block's output position), then each block's copy to its position. No per-element state.
 template <class P, class It, class Out, class Pred>
 Out copy_if_on_worker(P part, It first, std::size_t n, Out out, Pred& pred) {
-    if (n <= pass_block(part, n)) {  // one block: serially
-        It it = first;
-        for (std::size_t i = 0; i != n; ++i, ++it)
-            if (pred(*it)) *out++ = *it;
-        return out;
-    }
-    kept_blocks kb = mark_kept(part, first, n, pred);
-    for_each_block(part, kb.blocks, [&](std::size_t k) {
-        Out o = advance_by(out, kb.offsets[k]);
-        It it = advance_by(first, kb.begin(k));
-        for (std::size_t i = kb.begin(k), e = kb.end(k, n); i != e; ++i, ++it)
-            if (kb.keep[i]) *o++ = *it;
+    const std::size_t block = scan_block(part, n);
+    if (n <= block) return std::copy_if(first, advance_by(first, n), out, std::ref(pred));  // one block
+    const std::size_t blocks = (n + block - 1) / block;
+    auto block_end = [&](std::size_t k) { return k + 1 == blocks ? n : (k + 1) * block; };
+    std::vector<std::size_t> offsets(blocks + 1, 0);
+    for_each_block(part, blocks, [&](std::size_t k) {
+        offsets[k + 1] = static_cast<std::size_t>(
+            std::count_if(advance_by(first, k * block), advance_by(first, block_end(k)), std::ref(pred)));
     });
-    return advance_by(out, kb.offsets[kb.blocks]);
+    for (std::size_t k = 0; k != blocks; ++k) offsets[k + 1] += offsets[k];
+    std::atomic<bool> inconsistent{false};
+    for_each_block(part, blocks, [&](std::size_t k) {
+        const std::size_t want = offsets[k + 1] - offsets[k];
+        if (copy_block_if(advance_by(first, k * block), advance_by(first, block_end(k)), advance_by(out, offsets[k]),
+                          want, pred) != want)
+            inconsistent.store(true, std::memory_order_relaxed);  // relaxed: read after the pass's join
+    });
+    if (inconsistent.load(std::memory_order_relaxed)) inconsistent_predicate_cold("crew::parallel_copy_if");
+    return advance_by(out, offsets[blocks]);
 }
 
 }  // namespace detail
 
 // std::copy_if: copies the elements x with pred(x) to out, in order; returns the end of the output.
-// pred is called once per element. The output must not overlap the input.
+// pred is called up to twice per element (once to count a block's matches, once to copy them) and
+// must give the same answer for an element each time. If it does not, no element is written outside
+// [out, returned end), and crew::usage_error is thrown when a block finds fewer matches while
+// copying than it counted. The output must not overlap the input.
 template <partitioner P, class It, class Out, class Pred>
 Out parallel_copy_if(P part, It first, It last, Out out, Pred pred) {
     static_assert(random_access_input<It> && random_access_input<Out>,
@@ -277,7 +313,7 @@ template <class P, class It, class Pred>
 It stable_partition_on_worker(P part, It first, It last, std::size_t n, Pred& pred) {
     using T = std::iter_value_t<It>;
     if constexpr (parallel_partitionable<T>) {
-        if (n > pass_block(part, n)) {
+        if (n > scan_block(part, n)) {
             raw_buffer<T> buf(n);
             if (buf.data != nullptr) {
                 kept_blocks kb = mark_kept(part, first, n, pred);  // may throw: the range is untouched

@@ -110,6 +110,15 @@ private:
     Tr* tr_ = nullptr;
 };
 
+// The transform scans' entry: scan(b, e) over [first, last) seen through tr.
+template <class It, class Out, class Tr, class Scan>
+Out transform_scan(It first, It last, Out out, Tr& tr, Scan&& scan) {
+    if constexpr (random_access_input<It> && random_access_input<Out>)
+        return scan(transform_iterator<It, Tr>(first, tr), transform_iterator<It, Tr>(last, tr));
+    else
+        return out;
+}
+
 #define CREW_DETAIL_SCAN_INPUT(It, Out, who) \
     static_assert(::crew::random_access_input<It> && ::crew::random_access_input<Out>, \
                   who " needs random-access iterators for its input and its output")
@@ -121,24 +130,18 @@ private:
 template <partitioner P, class It, class Out, class Op, class Tr>
 Out parallel_transform_inclusive_scan(P part, It first, It last, Out out, Op op, Tr tr) {
     CREW_DETAIL_SCAN_INPUT(It, Out, "crew::parallel_transform_inclusive_scan");
-    if constexpr (random_access_input<It> && random_access_input<Out>) {
-        using TI = detail::transform_iterator<It, Tr>;
-        return parallel_inclusive_scan(part, TI(first, tr), TI(last, tr), out, std::move(op));
-    } else {
-        return out;
-    }
+    return detail::transform_scan(first, last, out, tr, [&](auto b, auto e) {
+        return parallel_inclusive_scan(part, b, e, out, std::move(op));
+    });
 }
 
 // With a starting value: out[i] = init op tr(x0) op ... op tr(xi).
 template <partitioner P, class It, class Out, class Op, class Tr, class T>
 Out parallel_transform_inclusive_scan(P part, It first, It last, Out out, Op op, Tr tr, T init) {
     CREW_DETAIL_SCAN_INPUT(It, Out, "crew::parallel_transform_inclusive_scan");
-    if constexpr (random_access_input<It> && random_access_input<Out>) {
-        using TI = detail::transform_iterator<It, Tr>;
-        return parallel_inclusive_scan(part, TI(first, tr), TI(last, tr), out, std::move(op), std::move(init));
-    } else {
-        return out;
-    }
+    return detail::transform_scan(first, last, out, tr, [&](auto b, auto e) {
+        return parallel_inclusive_scan(part, b, e, out, std::move(op), std::move(init));
+    });
 }
 
 template <class It, class Out, class Op, class Tr>
@@ -158,12 +161,9 @@ Out parallel_transform_inclusive_scan(It first, It last, Out out, Op op, Tr tr, 
 template <partitioner P, class It, class Out, class T, class Op, class Tr>
 Out parallel_transform_exclusive_scan(P part, It first, It last, Out out, T init, Op op, Tr tr) {
     CREW_DETAIL_SCAN_INPUT(It, Out, "crew::parallel_transform_exclusive_scan");
-    if constexpr (random_access_input<It> && random_access_input<Out>) {
-        using TI = detail::transform_iterator<It, Tr>;
-        return parallel_exclusive_scan(part, TI(first, tr), TI(last, tr), out, std::move(init), std::move(op));
-    } else {
-        return out;
-    }
+    return detail::transform_scan(first, last, out, tr, [&](auto b, auto e) {
+        return parallel_exclusive_scan(part, b, e, out, std::move(init), std::move(op));
+    });
 }
 
 template <class It, class Out, class T, class Op, class Tr>

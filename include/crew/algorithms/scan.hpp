@@ -26,7 +26,11 @@ namespace crew {
 
 namespace detail {
 
-// Block size of a scan of n elements.
+// ---- blocks of the two-pass algorithms (scans, copy_if, stable_partition) ----
+
+// Elements per block: at most 256 blocks of at least 4,096 elements with auto_partition, one block
+// per worker with static_partition, `grain` elements with simple_partition and deterministic, one
+// with simple_partitioner. Never 0.
 inline std::size_t scan_block(auto_partition_t, std::size_t n) noexcept {
     constexpr std::size_t max_blocks = 256, min_block = 4096;
     std::size_t b = (n + max_blocks - 1) / max_blocks;
@@ -34,11 +38,25 @@ inline std::size_t scan_block(auto_partition_t, std::size_t n) noexcept {
 }
 inline std::size_t scan_block(static_partition_t, std::size_t n) noexcept {
     std::size_t p = current_pool_size();
-    return (n + p - 1) / p;
+    std::size_t b = (n + p - 1) / p;
+    return b > 0 ? b : 1;
 }
 inline std::size_t scan_block(simple_partition p, std::size_t) noexcept { return p.grain(); }
 inline std::size_t scan_block(deterministic_partition p, std::size_t) noexcept { return p.grain(); }
 inline std::size_t scan_block(simple_partitioner, std::size_t) noexcept { return 1; }
+
+// Calls per_block(k) for every k in [0, blocks), in parallel; every block runs (unless user code
+// throws), as the next pass reads what each wrote. static_partition stays static.
+template <class P, class F>
+void for_each_block(P, std::size_t blocks, F&& per_block) {
+    auto leaf = [&](std::size_t kb, std::size_t ke) {
+        for (std::size_t k = kb; k != ke; ++k) per_block(k);
+    };
+    if constexpr (std::same_as<P, static_partition_t>)
+        parallel_leaves_complete(static_partition, blocks, leaf);
+    else
+        parallel_leaves_complete(auto_partition, blocks, leaf);
+}
 
 // Scans positions [b, e) of first into out, starting from `start` (none: from the first element).
 // Reads each element before writing its output, so out may equal first.
@@ -85,15 +103,7 @@ Out scan_on_worker(P part, It first, std::size_t n, Out out, std::optional<T> in
         scan_block_serial<T>(first, out, 0, n, init, exclusive, op);
         return advance_by(out, n);
     }
-    auto spread = [&](auto&& per_block) {
-        auto leaf = [&](std::size_t kb, std::size_t ke) {
-            for (std::size_t k = kb; k != ke; ++k) per_block(k);
-        };
-        if constexpr (std::same_as<P, static_partition_t>)
-            parallel_leaves_complete(static_partition, blocks, leaf);
-        else
-            parallel_leaves_complete(auto_partition, blocks, leaf);
-    };
+    auto spread = [&](auto&& per_block) { for_each_block(part, blocks, per_block); };
     // (1) block sums, all but the last block's.
     std::vector<std::optional<T>> start(blocks);
     pass_element identity;

@@ -2,10 +2,12 @@
 // parallel_find(_if, _if_not), parallel_any_of / all_of / none_of, parallel_equal, and
 // parallel_min_element / max_element / minmax_element.
 //
-// The searches stop early (std_support.hpp's search driver): once a match at index k is known,
-// pieces entirely after k are not started and running pieces stop within a few hundred elements;
+// Every leaf runs the std algorithm itself (std::count_if, std::find_if, std::mismatch,
+// std::min_element, ...) over its block, so it is compiled as tightly as the serial loop. The
+// searches stop early (std_support.hpp's search driver): once a match at index k is known, pieces
+// entirely after k are not started and running pieces stop within about a thousand elements;
 // find still returns the FIRST match, as std::find does. Counting and min/max are reductions over
-// every element (reduce.hpp's drivers), with std's rules for equal elements.
+// every element (partition.hpp's parallel_fold), with std's rules for equal elements.
 #pragma once
 
 #include <algorithm>
@@ -22,16 +24,31 @@ namespace crew {
 
 // ---- counting ----
 
+namespace detail {
+
+// The number of x in [first, first + n) with pred(x): std::count_if over each leaf, so the
+// compiler unrolls and vectorizes it as it does the serial loop.
+template <class P, class It, class Pred>
+std::iter_difference_t<It> count_index(P part, It first, std::size_t n, Pred& pred) {
+    using D = std::iter_difference_t<It>;
+    if (n == 0) return D{0};
+    auto leaf = [&](std::size_t b, std::size_t e) -> D {
+        return std::count_if(advance_by(first, b), advance_by(first, e), std::ref(pred));
+    };
+    return on_worker([&] { return parallel_fold<D>(part, n, leaf, std::plus<D>()); });
+}
+
+}  // namespace detail
+
 // std::count_if: the number of elements x with pred(x).
 template <partitioner P, class It, class Pred>
 std::iter_difference_t<It> parallel_count_if(P part, It first, It last, Pred pred) {
     CREW_DETAIL_RANDOM_ACCESS(It, "crew::parallel_count_if");
-    using D = std::iter_difference_t<It>;
     if constexpr (random_access_input<It>) {
-        auto one_if = [&pred](auto&& x) -> D { return pred(std::forward<decltype(x)>(x)) ? D{1} : D{0}; };
-        return parallel_transform_reduce(part, first, last, D{0}, std::plus<>(), one_if);
+        const std::size_t n = detail::checked_count(first, last, "crew::parallel_count_if");
+        return detail::count_index(part, first, n, pred);
     } else {
-        return D{0};
+        return std::iter_difference_t<It>{0};
     }
 }
 
@@ -60,8 +77,18 @@ namespace detail {
 // The index of the first x in [first, first + n) with pred(x) (any_match: of some such x), or n.
 template <class P, class It, class Pred>
 std::size_t find_index(P part, It first, std::size_t n, Pred& pred, bool any_match) {
-    return search_index(part, n, [&](std::size_t i) -> bool { return static_cast<bool>(pred(*advance_by(first, i))); },
-                        any_match);
+    auto first_in = [&](std::size_t b, std::size_t e) -> std::size_t {
+        const It from = advance_by(first, b);
+        return b + static_cast<std::size_t>(std::find_if(from, advance_by(first, e), std::ref(pred)) - from);
+    };
+    return search_index(part, n, first_in, any_match);
+}
+
+// find_if's and any_of's entry: {the first (any_match: some) matching index or n, n}.
+template <class P, class It, class Pred>
+std::pair<std::size_t, std::size_t> search_entry(P part, It first, It last, Pred& pred, bool any_match, const char* who) {
+    const std::size_t n = checked_count(first, last, who);
+    return {find_index(part, first, n, pred, any_match), n};
 }
 
 }  // namespace detail
@@ -71,12 +98,10 @@ template <partitioner P, class It, class Pred>
 It parallel_find_if(P part, It first, It last, Pred pred) {
     CREW_DETAIL_RANDOM_ACCESS(It, "crew::parallel_find_if");
     CREW_DETAIL_LOOP_PARTITIONER(P, "crew::parallel_find_if");
-    if constexpr (random_access_input<It>) {
-        const std::size_t n = detail::checked_count(first, last, "crew::parallel_find_if");
-        return detail::advance_by(first, detail::find_index(part, first, n, pred, false));
-    } else {
+    if constexpr (random_access_input<It>)
+        return detail::advance_by(first, detail::search_entry(part, first, last, pred, false, "crew::parallel_find_if").first);
+    else
         return last;
-    }
 }
 
 template <class It, class Pred>
@@ -115,8 +140,8 @@ bool parallel_any_of(P part, It first, It last, Pred pred) {
     CREW_DETAIL_RANDOM_ACCESS(It, "crew::parallel_any_of");
     CREW_DETAIL_LOOP_PARTITIONER(P, "crew::parallel_any_of");
     if constexpr (random_access_input<It>) {
-        const std::size_t n = detail::checked_count(first, last, "crew::parallel_any_of");
-        return detail::find_index(part, first, n, pred, true) != n;
+        auto [at, n] = detail::search_entry(part, first, last, pred, true, "crew::parallel_any_of");
+        return at != n;
     } else {
         return false;
     }
@@ -162,10 +187,12 @@ bool parallel_equal(P part, It1 first1, It1 last1, It2 first2, Pred pred) {
     CREW_DETAIL_LOOP_PARTITIONER(P, "crew::parallel_equal");
     if constexpr (random_access_input<It1> && random_access_input<It2>) {
         const std::size_t n = detail::checked_count(first1, last1, "crew::parallel_equal");
-        auto differs = [&](std::size_t i) -> bool {
-            return !pred(*detail::advance_by(first1, i), *detail::advance_by(first2, i));
+        auto first_difference = [&](std::size_t b, std::size_t e) -> std::size_t {
+            const It1 from = detail::advance_by(first1, b);
+            auto m = std::mismatch(from, detail::advance_by(first1, e), detail::advance_by(first2, b), std::ref(pred));
+            return b + static_cast<std::size_t>(m.first - from);
         };
-        return detail::search_index(part, n, differs, true) == n;
+        return detail::search_index(part, n, first_difference, true) == n;
     } else {
         return false;
     }
@@ -241,12 +268,16 @@ std::size_t pick_of(It first, std::size_t l, std::size_t r, Comp& comp) {
         return comp(*y, *x) ? l : r;  // ties take the right one (the last largest)
 }
 
+// The index of the first smallest (first_min) or first largest (first_max) element: std's
+// min_element / max_element over each leaf, whose results are combined left to right.
 template <pick Pick, class P, class It, class Comp>
 std::size_t extreme_index(P part, It first, std::size_t n, Comp& comp) {
     auto leaf = [&](std::size_t b, std::size_t e) -> std::size_t {
-        std::size_t best = b;
-        for (std::size_t i = b + 1; i < e; ++i) best = pick_of<Pick>(first, best, i, comp);
-        return best;
+        const It from = advance_by(first, b), to = advance_by(first, e);
+        if constexpr (Pick == pick::first_min)
+            return b + static_cast<std::size_t>(std::min_element(from, to, std::ref(comp)) - from);
+        else
+            return b + static_cast<std::size_t>(std::max_element(from, to, std::ref(comp)) - from);
     };
     auto combine = [&](std::size_t l, std::size_t r) -> std::size_t { return pick_of<Pick>(first, l, r, comp); };
     return on_worker([&] { return parallel_fold<std::size_t>(part, n, leaf, combine); });
@@ -256,15 +287,13 @@ struct index_pair {
     std::size_t min, max;
 };
 
+// {the first smallest, the last largest}: std::minmax_element over each leaf, combined left to right.
 template <class P, class It, class Comp>
 index_pair minmax_index(P part, It first, std::size_t n, Comp& comp) {
     auto leaf = [&](std::size_t b, std::size_t e) -> index_pair {
-        index_pair r{b, b};
-        for (std::size_t i = b + 1; i < e; ++i) {
-            r.min = pick_of<pick::first_min>(first, r.min, i, comp);
-            r.max = pick_of<pick::last_max>(first, r.max, i, comp);
-        }
-        return r;
+        const It from = advance_by(first, b);
+        auto r = std::minmax_element(from, advance_by(first, e), std::ref(comp));
+        return {b + static_cast<std::size_t>(r.first - from), b + static_cast<std::size_t>(r.second - from)};
     };
     auto combine = [&](index_pair l, index_pair r) -> index_pair {
         return {pick_of<pick::first_min>(first, l.min, r.min, comp), pick_of<pick::last_max>(first, l.max, r.max, comp)};

@@ -1,6 +1,7 @@
 // crew/algorithms/std_support.hpp -- shared pieces of the std-named algorithms (numeric.hpp,
-// search.hpp, copy.hpp, ranges.hpp): the partitioner-last calling convention, the early-stopping
-// search driver, and block sizes of the two-pass algorithms.
+// search.hpp, copy.hpp, ranges.hpp): the partitioner-last calling convention, the range-overload
+// helpers and the early-stopping search driver. (The two-pass algorithms' block sizes are scan.hpp's
+// scan_block and for_each_block.)
 #pragma once
 
 #include <atomic>
@@ -62,48 +63,21 @@ std::ranges::borrowed_iterator_t<R> borrowed(It it) {
         return std::ranges::dangling{};
 }
 
-// ---- block sizes of the two-pass algorithms (copy_if, stable_partition) ----
-
-// Elements per block: at most 256 blocks of at least 4,096 elements with auto_partition, one block
-// per worker with static_partition, `grain` elements with simple_partition.
-inline std::size_t pass_block(auto_partition_t, std::size_t n) noexcept {
-    constexpr std::size_t max_blocks = 256, min_block = 4096;
-    std::size_t b = (n + max_blocks - 1) / max_blocks;
-    return b < min_block ? min_block : b;
-}
-inline std::size_t pass_block(static_partition_t, std::size_t n) noexcept {
-    std::size_t p = current_pool_size();
-    std::size_t b = (n + p - 1) / p;
-    return b > 0 ? b : 1;
-}
-inline std::size_t pass_block(simple_partition p, std::size_t) noexcept { return p.grain(); }
-inline std::size_t pass_block(deterministic_partition p, std::size_t) noexcept { return p.grain(); }
-
-// Calls per_block(k) for every k in [0, blocks), in parallel (static_partition stays static).
-template <class P, class F>
-void for_each_block(P, std::size_t blocks, F&& per_block) {
-    auto leaf = [&](std::size_t kb, std::size_t ke) {
-        for (std::size_t k = kb; k != ke; ++k) per_block(k);
-    };
-    if constexpr (std::same_as<P, static_partition_t>)
-        parallel_leaves_complete(static_partition, blocks, leaf);
-    else
-        parallel_leaves_complete(auto_partition, blocks, leaf);
-}
-
 // ---- the early-stopping search ----
 //
-// search_first(p, n, test) returns the least i in [0, n) with test(i), or n. Every call keeps
+// search_index(p, n, first_in) returns the least i in [0, n) that matches, or n. first_in(b, e)
+// searches one sub-block: it returns the least matching index in [b, e), or e (a std::find_if or
+// std::mismatch over the block, which the compiler can unroll and vectorize). Every call keeps
 // `best`, the least matching index found so far. A piece [b, e) with b >= best is not started
-// (nor split further), and a running leaf re-reads best every search_check_every elements and
-// stops once it is past it; pieces before best keep running, so the first match is always found.
-// In `any` mode (any_of, equal, ...) any match ends the search: every piece stops.
+// (nor split further), and a running leaf re-reads best between sub-blocks of search_check_every
+// elements and stops once it is past it; pieces before best keep running, so the first match is
+// always found. In `any` mode (any_of, equal, ...) any match ends the search: every piece stops.
 
-inline constexpr std::size_t search_check_every = 512;
+inline constexpr std::size_t search_check_every = 1024;
 
-template <class Test>
+template <class FirstIn>
 struct search_state {
-    Test& test;
+    FirstIn& first_in;
     bool any;
     std::atomic<std::size_t> best;
     cancel_flag cancel;
@@ -124,29 +98,30 @@ struct search_state {
     }
     std::size_t n_;
 
-    search_state(Test& t, bool any_match, std::size_t n) : test(t), any(any_match), best(n), n_(n) {}
+    search_state(FirstIn& f, bool any_match, std::size_t n) : first_in(f), any(any_match), best(n), n_(n) {}
 };
 
-// Scans [b, e) in steps of search_check_every; stops at a match or once the search is decided.
-template <class Test>
-void search_leaf(search_state<Test>& st, std::size_t b, std::size_t e) {
+// Searches [b, e) in sub-blocks of search_check_every; stops at a match or once the search is
+// decided.
+template <class FirstIn>
+void search_leaf(search_state<FirstIn>& st, std::size_t b, std::size_t e) {
     while (b != e) {
         if (st.done_before(b)) return;
         const std::size_t stop = e - b > search_check_every ? b + search_check_every : e;
-        for (; b != stop; ++b)
-            if (st.test(b)) {
-                st.offer(b);
-                return;
-            }
+        if (const std::size_t i = st.first_in(b, stop); i != stop) {
+            st.offer(i);
+            return;
+        }
+        b = stop;
     }
 }
 
-template <class Splitter, class Test>
-void search_divide(Splitter s, std::size_t b, std::size_t e, bool migrated, search_state<Test>& st);
+template <class Splitter, class FirstIn>
+void search_divide(Splitter s, std::size_t b, std::size_t e, bool migrated, search_state<FirstIn>& st);
 
 // auto_partition's leaf: in blocks, splitting the rest off when this worker's deque ran empty.
-template <class Test>
-void search_demand_leaf(adaptive_splitter s, std::size_t b, std::size_t e, search_state<Test>& st) {
+template <class FirstIn>
+void search_demand_leaf(adaptive_splitter s, std::size_t b, std::size_t e, search_state<FirstIn>& st) {
     const std::size_t block = demand_block(e - b, s);
     for (;;) {
         const std::size_t stop = demand_block_end(b, e, block, s);
@@ -161,8 +136,8 @@ void search_demand_leaf(adaptive_splitter s, std::size_t b, std::size_t e, searc
     }
 }
 
-template <class Splitter, class Test>
-void search_divide(Splitter s, std::size_t b, std::size_t e, bool migrated, search_state<Test>& st) {
+template <class Splitter, class FirstIn>
+void search_divide(Splitter s, std::size_t b, std::size_t e, bool migrated, search_state<FirstIn>& st) {
     if (st.cancel.cancelled() || st.done_before(b)) return;
     Splitter rs;
     if (std::size_t l = s.split(e - b, migrated, rs); l != 0) {
@@ -178,12 +153,12 @@ void search_divide(Splitter s, std::size_t b, std::size_t e, bool migrated, sear
         st.cancel.guard([&] { search_leaf(st, b, e); });
 }
 
-// The least i in [0, n) with test(i) (any_match: some such i), or n when there is none.
-template <class P, class Test>
-std::size_t search_index(P part, std::size_t n, Test&& test, bool any_match) {
+// The least i in [0, n) that first_in finds (any_match: some such i), or n when there is none.
+template <class P, class FirstIn>
+std::size_t search_index(P part, std::size_t n, FirstIn&& first_in, bool any_match) {
     if (n == 0) return 0;
     return on_worker([&] {
-        search_state<std::remove_reference_t<Test>> st(test, any_match, n);
+        search_state<std::remove_reference_t<FirstIn>> st(first_in, any_match, n);
         search_divide(make_splitter(part), 0, n, false, st);
         return st.current();
     });
