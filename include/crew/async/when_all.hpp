@@ -31,11 +31,15 @@ public:
     cancel_forwarder& operator=(const cancel_forwarder&) = delete;
     ~cancel_forwarder() {
         if (owner_ != nullptr) owner_->remove_cancel_hook(this);  // also when a shutdown destroys the frame
+        for (async_task* c : children_) c->release();
     }
 
     // The children are complete in `children` (their handles keep them alive longer than this).
     void arm(std::vector<async_task*> children) {
         children_ = std::move(children);
+        // Our own references: awaiting a handle consumes it (and its reference) while a
+        // concurrent cancel may still be forwarding to that child.
+        for (async_task* c : children_) c->state.ref_inc();
         async_task* self = current_async_task;
         if (self->add_cancel_hook(this)) owner_ = self;
         else forward(this);  // cancelled already
