@@ -2,6 +2,9 @@
 // join_handle, block_on, when_all, when_any, yield_now, schedule_on, cancellation.
 #pragma once
 
+#include "crew/async/async_mutex.hpp"
+#include "crew/async/channel.hpp"
+#include "crew/async/event.hpp"
 #include "crew/async/join_handle.hpp"
 #include "crew/async/task.hpp"
 #include "crew/async/when_all.hpp"

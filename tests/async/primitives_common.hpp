@@ -2,6 +2,7 @@
 #pragma once
 
 #include <crew/async.hpp>
+#include <crew/async/yield.hpp>
 #include <crew/async/async_mutex.hpp>
 #include <crew/async/channel.hpp>
 #include <crew/async/event.hpp>
@@ -10,7 +11,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <coroutine>
 #include <thread>
 
 #include "support/pool_sizes.hpp"
@@ -41,13 +41,5 @@ struct release_scope {
     release_scope(const release_scope&) = delete;
     release_scope& operator=(const release_scope&) = delete;
 };
-
-// A plain yield (crew::yield_now may not exist yet on this branch): re-queue at the back.
-struct yield_awaiter {
-    bool await_ready() const noexcept { return false; }
-    bool await_suspend(std::coroutine_handle<> h) noexcept { return crew::detail::yield_suspend(h); }
-    void await_resume() const noexcept {}
-};
-inline yield_awaiter yield() noexcept { return {}; }
 
 }  // namespace prim_test

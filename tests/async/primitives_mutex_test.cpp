@@ -29,7 +29,7 @@ crew::task<void> add_under_lock(crew::async_mutex& m, long& counter, long times)
     for (long i = 0; i < times; ++i) {
         auto lock = co_await m.lock();
         const long seen = counter;
-        if (i % 16 == 0) co_await prim_test::yield();  // hold the lock across a suspension
+        if (i % 16 == 0) co_await crew::yield_now();  // hold the lock across a suspension
         counter = seen + 1;
     }
 }
