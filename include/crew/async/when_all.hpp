@@ -165,10 +165,12 @@ crew::task<std::pair<std::size_t, stored_t<T>>> co_when_any_vector(std::vector<c
 // Run every task in parallel (on the pool of the awaiting task) and give all their results, in
 // order (void as std::monostate). After every child finished, the first exception (in argument
 // order) is rethrown. Cancelling the awaiting task cancels the children.
+// At least one task: an empty crew::when_all() is the futures' form (crew/future.hpp).
 //   auto [a, b] = co_await crew::when_all(fetch(1), fetch(2));
-template <class... Ts>
-task<std::tuple<detail::stored_t<Ts>...>> when_all(task<Ts>... ts) {
-    return detail::co_when_all_tuple<Ts...>(std::index_sequence_for<Ts...>{}, std::move(ts)...);
+template <class T0, class... Ts>
+task<std::tuple<detail::stored_t<T0>, detail::stored_t<Ts>...>> when_all(task<T0> t0, task<Ts>... ts) {
+    return detail::co_when_all_tuple<T0, Ts...>(std::index_sequence_for<T0, Ts...>{}, std::move(t0),
+                                                 std::move(ts)...);
 }
 
 template <class T>
