@@ -162,8 +162,24 @@ void registry::dump_trace(const std::string& path) const {
     trace_->write(path.empty() ? trace_->path() : path);
 }
 
+// A worker's times in a snapshot never fall below what an earlier snapshot reported (see
+// reported_times_). Called under metrics_mutex_.
+void registry::keep_monotonic(worker_metrics& m, std::size_t i) const {
+    if (reported_times_.size() < workers_.size()) reported_times_.resize(workers_.size(), {0, 0, 0});
+    worker_counters::times& last = reported_times_[i];
+    auto clamp = [](std::chrono::nanoseconds& t, std::uint64_t& floor) {
+        const auto ns = static_cast<std::uint64_t>(t.count());
+        if (ns < floor) t = std::chrono::nanoseconds(floor);
+        else floor = ns;
+    };
+    clamp(m.busy_time, last.busy_ns);
+    clamp(m.search_time, last.search_ns);
+    clamp(m.park_time, last.park_ns);
+}
+
 pool_metrics registry::metrics() const {
     pool_metrics m;
+    std::lock_guard lock(metrics_mutex_);
     const std::uint64_t now = worker_counters::now_ns();
     m.taken_at = std::chrono::steady_clock::time_point(
         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::nanoseconds(now)));
@@ -172,6 +188,7 @@ pool_metrics registry::metrics() const {
     std::uint64_t queued = 0;
     for (const auto& w : workers_) {
         m.workers.push_back(read_worker(*w, now));
+        keep_monotonic(m.workers.back(), m.workers.size() - 1);
         m.total_spawned += m.workers.back().tasks_run;
         queued += m.workers.back().deque_depth + m.workers.back().ring_depth;
     }

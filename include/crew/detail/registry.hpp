@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <mutex>
 #include <vector>
 
 #include "crew/errors.hpp"
@@ -100,6 +101,7 @@ public:
     void report_unhandled(std::exception_ptr error, const char* source = "a spawned task") noexcept;
 
     pool_metrics metrics() const;
+    void keep_monotonic(worker_metrics& m, std::size_t i) const;
 
     // crew/async: this pool's live coroutine tasks; shutdown() drains it after the workers joined.
     async_task_list& async_tasks() noexcept { return async_tasks_; }
@@ -116,6 +118,11 @@ private:
     registry_config config_;
     const std::uint32_t generation_ = fork_generation();
     const std::uint64_t started_ns_ = worker_counters::now_ns();  // metrics: a snapshot's interval
+    // metrics(): the times last reported per worker, so that successive snapshots never go back
+    // (a snapshot counts a worker's current state up to the reader's clock, which may run ahead of
+    // the clock value the worker commits at its next state change). Guarded by metrics_mutex_.
+    mutable std::mutex metrics_mutex_;
+    mutable std::vector<worker_counters::times> reported_times_;
     // start_gate_: 0 while threads are being created, then 1 (written by the constructor, or by
     // shutdown() after a failed start); the workers futex-wait on it before their first look.
     std_atomics::atomic<std::uint32_t> start_gate_{0};
