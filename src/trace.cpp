@@ -1,5 +1,5 @@
 // The event trace: recording into the per-worker rings, copying them out, and writing Chrome
-// trace-event JSON (docs/OBSERVABILITY_TRACE.md describes the output).
+// trace-event JSON (docs/OBSERVABILITY.md, "Trace" describes the output).
 #include "crew/detail/trace.hpp"
 
 #include <unistd.h>

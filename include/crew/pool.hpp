@@ -53,7 +53,7 @@ struct pool_options {
     // (e.g. taken away by a cpuset meanwhile) leaves that worker unpinned: pinning is a hint, never
     // an error.
     bool pin_threads = false;
-    // Trace every worker's events (docs/OBSERVABILITY_TRACE.md): the path of the Chrome
+    // Trace every worker's events (docs/OBSERVABILITY.md, "Trace"): the path of the Chrome
     // trace-event JSON written when the pool is destroyed (and by dump_trace()). Empty: the
     // CREW_TRACE environment variable decides (also for the default pool); unset or empty there
     // too, tracing is off and costs one untaken branch per task. The file is created at once: a

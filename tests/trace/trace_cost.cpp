@@ -1,6 +1,6 @@
 // What tracing costs: ns per recorded event (the ring's record() alone), and the time per task of
 // a spawn-heavy and a join-heavy workload with tracing off and on.
-//   usage: trace_cost [tasks]     (prints a small table; docs/OBSERVABILITY_TRACE.md)
+//   usage: trace_cost [tasks]     (prints a small table; docs/OBSERVABILITY.md, "Trace")
 #include <crew/crew.hpp>
 
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// crew-trace: look at a crew trace (pool_options::trace / CREW_TRACE, docs/OBSERVABILITY_TRACE.md).
+// crew-trace: look at a crew trace (pool_options::trace / CREW_TRACE, docs/OBSERVABILITY.md, "Trace").
 //
 //   crew-trace view trace.json > trace.html   a self-contained HTML page (inline script and style,
 //                                             no network): one lane per worker, tasks as bars,

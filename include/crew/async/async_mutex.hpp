@@ -8,7 +8,7 @@
 //   }                                    // unlocked here: handed to the oldest waiter
 //   if (m.try_lock()) { ...; m.unlock(); }
 //
-// Semantics (docs/ASYNC_PRIMITIVES.md):
+// Semantics (docs/ASYNC.md, "Primitives"):
 //   * FIFO hand-off: unlock() with waiters gives the lock directly to the oldest one (it is woken
 //     through the scheduler, already owning the lock), so no barging task can overtake it.
 //   * Cancellation: a task cancelled while waiting leaves the list and its co_await throws

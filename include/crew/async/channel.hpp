@@ -7,7 +7,7 @@
 //   std::optional<int> v = co_await ch.receive(); // std::nullopt once closed AND drained
 //   ch.close();
 //
-// Semantics (docs/ASYNC_PRIMITIVES.md):
+// Semantics (docs/ASYNC.md, "Primitives"):
 //   * capacity >= 1 (0 throws std::invalid_argument; there is no rendezvous mode).
 //   * send(v) takes v by value into the awaitable. If the channel is closed (before the send, or
 //     while the sender waits), the co_await returns false and the value is destroyed with the

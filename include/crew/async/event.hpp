@@ -5,7 +5,7 @@
 //   ready.set();             // wakes every waiter, through the scheduler
 //   ready.reset();
 //
-// Semantics (docs/ASYNC_PRIMITIVES.md):
+// Semantics (docs/ASYNC.md, "Primitives"):
 //   * set() wakes every task suspended in wait() (each goes through the scheduler: set() never
 //     resumes a waiter on its own stack) and makes later waits complete at once until reset().
 //     A waiter woken by set() returns even if reset() follows before it runs.

@@ -10,7 +10,7 @@
 // worker runs (pool::dump_trace): each slot is a small seqlock of relaxed atomics, so a copy
 // never sees a half-written event (it skips slots rewritten meanwhile). The session (one per
 // pool) owns the rings, the clock calibration and the output path, and writes Chrome
-// trace-event JSON (src/trace.cpp, docs/OBSERVABILITY_TRACE.md).
+// trace-event JSON (src/trace.cpp, docs/OBSERVABILITY.md, "Trace").
 #pragma once
 
 #include <cstddef>
