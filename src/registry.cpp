@@ -121,7 +121,7 @@ void registry::report_unhandled(std::exception_ptr error, const char* source) no
 
 namespace {
 
-worker_metrics read_worker(const worker& w, std::uint64_t now) {
+worker_metrics read_worker(const worker& w) {
     const worker_counters& c = w.counters();
     auto get = [](const worker_counters::counter& x) { return x.load(std::memory_order_relaxed); };
     worker_metrics m;
@@ -140,7 +140,7 @@ worker_metrics read_worker(const worker& w, std::uint64_t now) {
     m.parks = get(c.parks);
     m.unparks = get(c.unparks);
     m.searches = get(c.searches);
-    const worker_counters::times t = c.read_times(now);
+    const worker_counters::times t = c.read_times();
     m.busy_time = std::chrono::nanoseconds(t.busy_ns);
     m.search_time = std::chrono::nanoseconds(t.search_ns);
     m.park_time = std::chrono::nanoseconds(t.park_ns);
@@ -180,18 +180,20 @@ void registry::keep_monotonic(worker_metrics& m, std::size_t i) const {
 pool_metrics registry::metrics() const {
     pool_metrics m;
     std::lock_guard lock(metrics_mutex_);
-    const std::uint64_t now = worker_counters::now_ns();
-    m.taken_at = std::chrono::steady_clock::time_point(
-        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::nanoseconds(now)));
-    m.interval = std::chrono::nanoseconds(now > started_ns_ ? now - started_ns_ : 0);
     m.workers.reserve(workers_.size());
     std::uint64_t queued = 0;
     for (const auto& w : workers_) {
-        m.workers.push_back(read_worker(*w, now));
+        m.workers.push_back(read_worker(*w));
         keep_monotonic(m.workers.back(), m.workers.size() - 1);
         m.total_spawned += m.workers.back().tasks_run;
         queued += m.workers.back().deque_depth + m.workers.back().ring_depth;
     }
+    // Read after every worker (each read its own clock inside its snapshot): no worker's times
+    // add up to more than the interval.
+    const std::uint64_t now = worker_counters::now_ns();
+    m.taken_at = std::chrono::steady_clock::time_point(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::nanoseconds(now)));
+    m.interval = std::chrono::nanoseconds(now > started_ns_ ? now - started_ns_ : 0);
     m.injector_length = injector_.size_hint();
     m.total_spawned += queued + m.injector_length;
     m.searching = lot_.searching();

@@ -424,12 +424,15 @@ std::uint64_t worker_counters::now_ns() noexcept {
 }
 
 void worker_counters::enter_cold(worker_state s) noexcept {
-    const std::uint64_t now = now_ns();
     const std::uint32_t seq = seq_.load(std::memory_order_relaxed);
     seq_.store(seq + 1, std::memory_order_relaxed);  // odd: an update is under way
     // release fence: the odd sequence number is ordered before the field stores below; partner:
     // the acquire fence in read_times(), so a reader that saw any of them sees the odd number.
     std_atomics::fence(std::memory_order_release);
+    // The clock is read after the odd number is out: a reader whose snapshot validated (it read
+    // its own clock inside the snapshot) read it before this, so it never counts the old state
+    // past `now` by more than the store's propagation delay (metrics() clamps that away).
+    const std::uint64_t now = now_ns();
     const std::uint64_t since = since_ns_.load(std::memory_order_relaxed);
     const std::uint64_t spent = now > since ? now - since : 0;
     switch (state()) {
@@ -445,7 +448,7 @@ void worker_counters::enter_cold(worker_state s) noexcept {
     seq_.store(seq + 2, std::memory_order_release);
 }
 
-worker_counters::times worker_counters::read_times(std::uint64_t now) const noexcept {
+worker_counters::times worker_counters::read_times() const noexcept {
     for (;;) {
         // acquire: pairs with enter_cold()'s final release store.
         const std::uint32_t before = seq_.load(std::memory_order_acquire);
@@ -453,6 +456,9 @@ worker_counters::times worker_counters::read_times(std::uint64_t now) const noex
                 park_ns_.load(std::memory_order_relaxed)};
         const std::uint64_t since = since_ns_.load(std::memory_order_relaxed);
         const worker_state s = state();
+        // Inside the snapshot: a worker that changes state after this validation reads its own
+        // clock later (enter_cold), so the running interval below is never counted twice.
+        const std::uint64_t now = now_ns();
         // acquire fence: the loads above happen before the re-read of seq_; partner: the release
         // fence in enter_cold() (an update that overlapped them changed seq_).
         std_atomics::fence(std::memory_order_acquire);

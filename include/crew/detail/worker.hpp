@@ -80,8 +80,8 @@ struct worker_counters {
     struct times {
         std::uint64_t busy_ns, search_ns, park_ns;
     };
-    // Any thread: the times so far, the current state's running interval included up to `now`.
-    times read_times(std::uint64_t now) const noexcept;
+    // Any thread: the times so far, the current state's running interval included up to now.
+    times read_times() const noexcept;
 
 private:
     void enter_cold(worker_state s) noexcept;
