@@ -101,7 +101,6 @@ public:
     void report_unhandled(std::exception_ptr error, const char* source = "a spawned task") noexcept;
 
     pool_metrics metrics() const;
-    void keep_monotonic(worker_metrics& m, std::size_t i) const;
 
     // crew/async: this pool's live coroutine tasks; shutdown() drains it after the workers joined.
     async_task_list& async_tasks() noexcept { return async_tasks_; }
@@ -110,6 +109,7 @@ public:
     bool tracing() const noexcept { return trace_ != nullptr; }
 
 private:
+    void keep_monotonic(worker_metrics& m, std::size_t i) const;
     static void thread_entry(void* self) noexcept;
     void open_start_gate() noexcept;
     void shutdown() noexcept;
