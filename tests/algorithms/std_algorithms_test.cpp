@@ -434,22 +434,30 @@ TEST_P(algorithms_std, block_boundaries_match_std) {
     });
 }
 
-// copy_if calls pred twice per element (count, then copy): a predicate that says yes to every
-// element while counting and no while copying is reported, and nothing is written past the end.
-TEST_P(algorithms_std, copy_if_reports_a_predicate_that_changes_its_answer) {
+// copy_if calls pred exactly once per element, as std::copy_if with a policy does: a predicate
+// whose answer changes with every call (yes for the first n/2 calls, in whatever order the blocks
+// run) keeps exactly the elements it said yes to, in input order, and nothing past the end.
+TEST_P(algorithms_std, copy_if_calls_pred_once_per_element) {
     crew_test::watchdog dog(std::chrono::seconds(60));
     const std::size_t n = 3 * 4096 + 5;
-    std::vector<int> v(n, 1);
+    std::vector<int> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<int>(i);
     pool().run([&] {
         for (int form = 0; form < 2; ++form) {
             std::atomic<std::size_t> calls{0};
-            auto fickle = [&](int) { return calls.fetch_add(1, std::memory_order_relaxed) < n; };
+            std::vector<std::atomic<unsigned char>> asked(n);
+            auto fickle = [&](const int& x) {
+                asked[static_cast<std::size_t>(x)].fetch_add(1, std::memory_order_relaxed);
+                return calls.fetch_add(1, std::memory_order_relaxed) < n / 2;
+            };
             std::vector<int> out(n + 1, -1);
-            if (form == 0)
-                EXPECT_THROW(crew::parallel_copy_if(v.begin(), v.end(), out.begin(), fickle), crew::usage_error);
-            else
-                EXPECT_THROW(crew::parallel_copy_if(crew::simple_partition{100}, v.begin(), v.end(), out.begin(), fickle),
-                             crew::usage_error);
+            auto end = form == 0 ? crew::parallel_copy_if(v.begin(), v.end(), out.begin(), fickle)
+                                 : crew::parallel_copy_if(crew::simple_partition{100}, v.begin(), v.end(), out.begin(), fickle);
+            EXPECT_EQ(calls.load(), n);
+            for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(asked[i].load(), 1u) << "element " << i;
+            ASSERT_EQ(static_cast<std::size_t>(end - out.begin()), n / 2);
+            EXPECT_TRUE(std::is_sorted(out.begin(), end));  // input order kept
+            EXPECT_EQ(out[n / 2], -1);
             EXPECT_EQ(out[n], -1);
         }
     });

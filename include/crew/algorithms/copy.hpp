@@ -2,11 +2,10 @@
 // parallel_partition and parallel_stable_partition.
 //
 // copy_if and the partitions make two parallel passes over blocks (scan.hpp's scan_block and
-// for_each_block). copy_if counts each block's matches with std::count_if, a serial prefix over
-// the (at most a few hundred) block counts gives every block its output position, and the second
-// pass copies each block to its position, so pred runs up to twice per element. The partitions'
-// first pass evaluates pred once per element and keeps its answer in a byte per element (an element
-// must not move before every answer is known); the second pass moves. The results equal the std::
+// for_each_block). The first pass evaluates pred once per element, keeps its answer in a byte per
+// element and counts each block's matches; a serial prefix over the (at most a few hundred) block
+// counts gives every block its output position; the second pass copies (copy_if) or moves (the
+// partitions: an element must not move before every answer is known) each block's elements. The results equal the std::
 // algorithms' exactly, in order. merge splits the longer run at its middle and binary-searches the
 // split point in the other run, as parallel_sort's merges do.
 #pragma once
@@ -79,7 +78,8 @@ void parallel_generate(It first, It last, Gen gen) {
 
 namespace detail {
 
-// The first pass of the partitions: keep[i] = pred(x_i), and per block the number of
+
+// The first pass of copy_if and the partitions: keep[i] = pred(x_i), and per block the number of
 // kept elements, as offsets: offsets[k] = kept elements in blocks before k (offsets[blocks] = all).
 struct kept_blocks {
     std::size_t block = 1, blocks = 0;
@@ -111,58 +111,29 @@ kept_blocks mark_kept(P part, It first, std::size_t n, Pred& pred) {
     return kb;
 }
 
-// Cold path: pred said yes to fewer elements of a block when copying than when counting.
-[[noreturn]] inline void inconsistent_predicate_cold(const char* who) {
-    throw usage_error(std::string(who) + ": the predicate answered differently for the same element in the two passes");
-}
-
-// Copies the kept elements of block [b, e) to out, at most `count` of them (the number the first
-// pass counted there), and stops after the last one. Returns how many it copied: fewer than count
-// only if pred answered differently this time.
-template <class It, class Out, class Pred>
-std::size_t copy_block_if(It it, It end, Out out, std::size_t count, Pred& pred) {
-    std::size_t left = count;
-    for (; left != 0 && it != end; ++it)
-        if (pred(*it)) {
-            *out = *it;
-            ++out;
-            --left;
-        }
-    return count - left;
-}
-
-// Two passes over blocks: std::count_if of every block, a serial prefix of the counts (each
-// block's output position), then each block's copy to its position. No per-element state.
+// Two passes over blocks: mark_kept (pred once per element, a byte per answer, each block's output
+// position), then each block copies its kept elements to its position.
 template <class P, class It, class Out, class Pred>
 Out copy_if_on_worker(P part, It first, std::size_t n, Out out, Pred& pred) {
-    const std::size_t block = scan_block(part, n);
-    if (n <= block) return std::copy_if(first, advance_by(first, n), out, std::ref(pred));  // one block
-    const std::size_t blocks = (n + block - 1) / block;
-    auto block_end = [&](std::size_t k) { return k + 1 == blocks ? n : (k + 1) * block; };
-    std::vector<std::size_t> offsets(blocks + 1, 0);
-    for_each_block(part, blocks, [&](std::size_t k) {
-        offsets[k + 1] = static_cast<std::size_t>(
-            std::count_if(advance_by(first, k * block), advance_by(first, block_end(k)), std::ref(pred)));
+    if (n <= scan_block(part, n)) return std::copy_if(first, advance_by(first, n), out, std::ref(pred));  // one block
+    const kept_blocks kb = mark_kept(part, first, n, pred);
+    for_each_block(part, kb.blocks, [&](std::size_t k) {
+        It it = advance_by(first, kb.begin(k));
+        Out o = advance_by(out, kb.offsets[k]);
+        for (std::size_t i = kb.begin(k), e = kb.end(k, n); i != e; ++i, ++it)
+            if (kb.keep[i]) {
+                *o = *it;
+                ++o;
+            }
     });
-    for (std::size_t k = 0; k != blocks; ++k) offsets[k + 1] += offsets[k];
-    std::atomic<bool> inconsistent{false};
-    for_each_block(part, blocks, [&](std::size_t k) {
-        const std::size_t want = offsets[k + 1] - offsets[k];
-        if (copy_block_if(advance_by(first, k * block), advance_by(first, block_end(k)), advance_by(out, offsets[k]),
-                          want, pred) != want)
-            inconsistent.store(true, std::memory_order_relaxed);  // relaxed: read after the pass's join
-    });
-    if (inconsistent.load(std::memory_order_relaxed)) inconsistent_predicate_cold("crew::parallel_copy_if");
-    return advance_by(out, offsets[blocks]);
+    return advance_by(out, kb.offsets[kb.blocks]);
 }
 
 }  // namespace detail
 
 // std::copy_if: copies the elements x with pred(x) to out, in order; returns the end of the output.
-// pred is called up to twice per element (once to count a block's matches, once to copy them) and
-// must give the same answer for an element each time. If it does not, no element is written outside
-// [out, returned end), and crew::usage_error is thrown when a block finds fewer matches while
-// copying than it counted. The output must not overlap the input.
+// pred is called exactly once per element (as std::copy_if with a policy), its answers kept in a
+// byte per element until the copy pass. The output must not overlap the input.
 template <partitioner P, class It, class Out, class Pred>
 Out parallel_copy_if(P part, It first, It last, Out out, Pred pred) {
     static_assert(random_access_input<It> && random_access_input<Out>,
