@@ -1,0 +1,138 @@
+// tests/reliability/model_task_state.hpp -- Relacy scenarios for the coroutine task's state word
+// (task_state.hpp).
+// Part of model_scenarios.hpp (which says what is checked and how a scenario runs).
+#pragma once
+
+// Before relacy.hpp (through relacy_policy.hpp) redefines `new` and friends for user code.
+#include "crew/detail/frame_cache.hpp"
+#include "reliability/relacy_policy.hpp"
+
+namespace crew_model {
+
+// ---------------------------------------------------------------------------------------------
+// Task state word (crew/detail/task_state.hpp): one mock task, born queued. Threads 0 and 1 are
+// workers that run its queue entries (a locked count: the only task); thread 1 first sends the
+// message the task waits for (msg = 1, then a by-value wake). Thread 2 holds the join handle
+// (Cancel = false: waits through the waker slot or reads the result, then drops it) or cancels
+// the task first (Cancel = true) and then drops the handle. A run writes the frame (an rl::var:
+// two concurrent runs are a data race) and completes when it sees the message; after() runs the
+// entries left. Checked: the task completes exactly once (a lost wake leaves it unfinished), the
+// result is destroyed exactly once, the frame is freed exactly once and never touched after.
+
+template <class Policy, bool Cancel>
+struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
+    using state = crew::detail::task_state<Policy>;
+    aligned_box<state> st{std::uint64_t{Cancel ? 4u : 3u}};  // entry, handle, sender (, canceller)
+    model_mutex queue_lock;
+    int entries = 1;  // guarded by queue_lock
+    rl::var<int> frame;
+    rl::var<int> result;
+    model_atomic<int> msg{0};
+    model_atomic<int> joined{0};
+    int completed = 0, results_dropped = 0, freed = 0;  // ghosts (Relacy runs one fiber at a time)
+
+    task_state_model() {
+        frame(RL_INFO) = 0;
+        result(RL_INFO) = 0;
+    }
+
+    void alive() { RL_ASSERT(freed == 0); }
+    void free_frame() {
+        RL_ASSERT(freed == 0);
+        ++freed;
+    }
+    void submit() {
+        queue_lock.lock();
+        ++entries;
+        queue_lock.unlock();
+    }
+    bool take_entry() {
+        queue_lock.lock();
+        bool got = entries > 0;
+        if (got) --entries;
+        queue_lock.unlock();
+        return got;
+    }
+
+    void run() {
+        alive();
+        switch (st->transition_to_running()) {
+            case crew::detail::run_result::failed: return;
+            case crew::detail::run_result::dealloc: free_frame(); return;
+            case crew::detail::run_result::cancelled: complete(); return;
+            case crew::detail::run_result::success: break;
+        }
+        frame(RL_INFO) = frame(RL_INFO) + 1;  // never on two threads at once
+        if (msg.load(std::memory_order::acquire) == 1) return complete();
+        switch (st->transition_to_idle()) {
+            case crew::detail::idle_result::ok: return;
+            case crew::detail::idle_result::ok_notified: submit(); return;
+            case crew::detail::idle_result::ok_dealloc: free_frame(); return;
+            case crew::detail::idle_result::cancelled: complete(); return;
+        }
+    }
+    void complete() {
+        result(RL_INFO) = 1;
+        std::uint64_t snap = st->transition_to_complete();
+        ++completed;
+        if ((snap & state::join_interest) == 0) {
+            drop_result();
+        } else if ((snap & state::join_waker) != 0) {
+            joined.store(1, std::memory_order::release);
+            st->unset_waker_after_complete();
+        }
+        if (st->transition_to_terminal(1)) free_frame();
+    }
+    void drop_result() {
+        RL_ASSERT(result(RL_INFO) == 1);
+        ++results_dropped;
+    }
+    void wake_by_val() {
+        alive();
+        crew::detail::notify_result r = st->transition_to_notified_by_val();
+        if (r == crew::detail::notify_result::submit) submit();
+        if (r == crew::detail::notify_result::dealloc) free_frame();
+    }
+    void drop_handle() {
+        alive();
+        crew::detail::join_drop d = st->unset_join_interested();
+        if (d.drop_output) drop_result();
+        if (st->ref_dec()) free_frame();
+    }
+    void work(int attempts) {
+        for (int i = 0; i < attempts; ++i)
+            if (take_entry()) run();
+    }
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            work(3);
+        } else if (index == 1) {
+            msg.store(1, std::memory_order::release);
+            wake_by_val();
+            work(2);
+        } else if (Cancel) {
+            alive();
+            if (st->cancel() == crew::detail::notify_result::submit) submit();
+            if (st->ref_dec()) free_frame();  // the canceller's reference
+            drop_handle();
+        } else {
+            alive();
+            if (st->set_join_waker()) {
+                (void)joined.load(std::memory_order::acquire);  // may or may not be woken yet
+            } else {
+                RL_ASSERT(result(RL_INFO) == 1);  // COMPLETE seen (acquire): the result is visible
+            }
+            drop_handle();
+        }
+    }
+
+    void after() {
+        while (take_entry()) run();
+        RL_ASSERT(completed == 1);
+        RL_ASSERT(results_dropped == 1);
+        RL_ASSERT(freed == 1);
+    }
+};
+
+}  // namespace crew_model
