@@ -129,6 +129,8 @@ public:
     // oldest private job moves to the deque; see fork_stack.hpp). No fence, no locked instruction.
     void fork(task* t) {
         const bool asked = forks_.fork(t);
+        // max_deque_depth counts private forks too: they are this worker's queued fork-join work.
+        if (forks_.open() > max_depth_seen_) [[unlikely]] note_depth_cold(forks_.open());
         // relaxed (wake_wanted): a hint; a missed wake only delays parallelism (as push's).
         if (asked || lot_.wake_wanted()) [[unlikely]] answer_request_cold();
     }
