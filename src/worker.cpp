@@ -75,7 +75,19 @@ void worker::run_loop() {
     }
 }
 
+// A thief asked (or the pool wants a wake): the oldest private fork goes to the deque, whose push
+// notifies a sleeper when the lot wants one.
+void worker::answer_request_cold() { forks_.promote_oldest(*this); }
+
+// Before a wait (or a raised floor): every private fork becomes stealable, so thieves can run the
+// work of the waiting frames, and forks made from now on are the only private ones (they belong to
+// the tasks run on top of the wait, whose floor they land above when promoted).
+void worker::publish_forks_cold() {
+    while (forks_.has_private()) forks_.promote_oldest(*this);
+}
+
 void worker::wait_until(completion& done) {
+    if (forks_.has_private()) publish_forks_cold();
     while (!done.is_set()) {
         bool related = false;
         if (task* t = find_help(related)) {
@@ -124,6 +136,7 @@ task* worker::find_help(bool& related) {
 // Run a task on top of a waiting frame; it gets its own floor, and counts toward the depth bound
 // unless it descends from the waiting task.
 void worker::run_helped(task* t, bool related) {
+    if (forks_.has_private()) publish_forks_cold();  // they belong below the new floor
     const std::int64_t saved_floor = floor_;
     floor_ = deque_.owner_bottom();
     help_depth_ += related ? 0 : 1;
@@ -303,6 +316,7 @@ task* worker::steal_round() {
                 return r.item;
             }
             const bool lost_race = r.status == steal_status::lost;
+            if (!lost_race) v.request_work();  // empty: ask v to promote a private fork
             worker_counters::bump(lost_race ? counters_.failed_steals_lost : counters_.failed_steals_empty);
             lost |= lost_race;
             if (task* t = steal_async_cold(v, lost)) return t;

@@ -1,11 +1,11 @@
 // crew/fork_join.hpp -- crew::fork_join(f1, ..., fk): run k callables, potentially in parallel.
 //
-// The k-way form of crew::join, with join's costs: on a worker nothing is allocated. The jobs of
-// f2..fk live in this stack frame and are pushed on the worker's deque (fk first, so f2 is on top
-// and thieves take fk, the oldest, first); f1 runs inline, then the jobs are popped back in
-// argument order and run inline unless a thief took them. Thieves steal the oldest item first, so
-// once one job is found stolen, every later one was stolen too: the owner then only waits for them
-// (running other work meanwhile, as a join waits).
+// The k-way form of crew::join, with join's costs: on a worker nothing is allocated and nothing is
+// fenced. The jobs of f2..fk live in this stack frame and are recorded as private forks (fk first,
+// so f2 is newest; promotion to the deque, on a thief's request, takes fk, the oldest, first); f1
+// runs inline, then the jobs are taken back in argument order and run inline unless a thief took
+// them. Promotion and stealing both go oldest first, so once one job is found stolen, every later
+// one was stolen too: the owner then only waits for them (running other work meanwhile).
 #pragma once
 
 #include <concepts>
@@ -34,8 +34,7 @@ using fork_join_result_t = std::conditional_t<(std::is_void_v<std::invoke_result
 template <class G, class R>
 void fork_join_reclaim(worker& w, join_job<G, R>& job, bool& stolen) {
     if (!stolen) {
-        task* popped = w.pop();
-        if (popped == &job || join_reclaim_cold(w, &job, job.done, popped)) {
+        if (w.unfork() || join_take_promoted(w, &job, job.done)) {
             w.count_task();
             job.result.run(std::forward<G>(job.fn));
             return;
@@ -43,6 +42,7 @@ void fork_join_reclaim(worker& w, join_job<G, R>& job, bool& stolen) {
         stolen = true;  // join_reclaim_cold waited for it
         return;
     }
+    static_cast<void>(w.unfork());  // promoted, as every fork older than a stolen one: only counts it off
     wait_for(job.done);  // acquire (completion): the thief's result
 }
 
@@ -51,7 +51,7 @@ fork_join_result_t<F0, Fs...> fork_join_on(worker& w, std::index_sequence<I...>,
                                            std::remove_reference_t<Fs>&... fs) {
     constexpr std::size_t n = sizeof...(Fs);
     std::tuple<join_job<Fs, std::invoke_result_t<Fs>>...> jobs(fs...);
-    (w.push(&std::get<n - 1 - I>(jobs)), ...);  // the last callable first: f2 ends on top
+    (w.fork(&std::get<n - 1 - I>(jobs)), ...);  // the last callable first: f2 ends on top
     result_cell<std::invoke_result_t<F0>> first;
     first.run(std::forward<F0>(f0));
     bool stolen = false;

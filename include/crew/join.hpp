@@ -1,8 +1,11 @@
 // crew/join.hpp -- crew::join(f, g): run two callables, potentially in parallel.
 //
-// On a worker the fast path allocates nothing: g's job lives in this stack frame, is pushed on the
-// worker's deque, f runs inline, and g's job is popped back and run inline unless a thief took it.
-// If it was taken, the worker runs other tasks until the thief finishes it (see worker::wait_until).
+// On a worker the fast path allocates nothing and has no fence: g's job lives in this stack frame and
+// is recorded in the worker's private fork stack (detail/fork_stack.hpp), f runs inline, and g's job
+// is taken back and run inline. A thief that finds this worker's deque empty asks for work; the
+// worker then promotes its oldest private job to the deque at its next fork. A promoted job is
+// popped back from the deque like a pushed one, or, if a thief took it, the worker runs other tasks
+// until the thief finishes it (see worker::wait_until).
 #pragma once
 
 #include <exception>
@@ -45,6 +48,13 @@ struct join_job final : task {
 // job came back and the caller should run it inline.
 bool join_reclaim_cold(worker& w, task* job, completion& done, task* popped);
 
+// The job was promoted to the deque (a thief asked): pop it back as a pushed job, or wait for the
+// thief that took it. Returns true when the caller should run it inline.
+inline bool join_take_promoted(worker& w, task* job, completion& done) {
+    task* popped = w.pop();
+    return popped == job || join_reclaim_cold(w, job, done, popped);
+}
+
 // F and G are the callables' types as passed to join: each is invoked once, as what it was
 // passed as (so rvalue-only callables work). Reference results stay references.
 template <class F, class G>
@@ -57,11 +67,10 @@ join_result_t<F, G> join_on(worker& w, std::remove_reference_t<F>& f, std::remov
     using RA = std::invoke_result_t<F>;
     using RB = std::invoke_result_t<G>;
     join_job<G, RB> job(g);
-    w.push(&job);
+    w.fork(&job);
     result_cell<RA> a;
     a.run(std::forward<F>(f));
-    task* popped = w.pop();
-    if (popped == &job || join_reclaim_cold(w, &job, job.done, popped)) {
+    if (w.unfork() || join_take_promoted(w, &job, job.done)) {
         w.count_task();
         job.result.run(std::forward<G>(g));
     }

@@ -66,7 +66,7 @@ struct worker_metrics {
 
     // ---- "now" values and high-water marks (a delta keeps the later snapshot's) ----
     std::uint64_t deque_depth = 0;      // tasks in its deque now
-    std::uint64_t max_deque_depth = 0;  // the deepest its deque got since the pool started
+    std::uint64_t max_deque_depth = 0;  // the deepest its deque (with private forks) got since the pool started
     std::uint64_t ring_depth = 0;       // coroutine tasks in its ring now (async scheduler)
     std::uint64_t max_ring_depth = 0;   // the deepest its ring got (async scheduler)
 

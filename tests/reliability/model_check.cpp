@@ -16,7 +16,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "reliability/model_scenarios.hpp"
+#include "reliability/model_fork.hpp"  // includes model_scenarios.hpp
 
 namespace crew_model {
 
@@ -41,6 +41,7 @@ const scenario correct_scenarios[scenario_count] = {
     task_state_scenario<bug::none, true>("task_state_cancel_wake_run"),
     parking_lifo_scenario<bug::none>("parking_with_lifo_slots"),
     remote_list_scenario<bug::none>("frame_remote_list"),
+    fork_scenario<bug::none>("fork_request_promote_steal"),
 };
 
 namespace {

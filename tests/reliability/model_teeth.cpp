@@ -5,7 +5,7 @@
 // Not here: the deque's relaxed bottom_ stores in pop() (a C++20 release-sequence bug). Relacy
 // models C++11 release sequences, which still include later relaxed stores of the same thread, so
 // no scenario could catch it; chase_lev.hpp's header comment carries that argument instead.
-#include "reliability/model_scenarios.hpp"
+#include "reliability/model_fork.hpp"  // includes model_scenarios.hpp
 
 namespace crew_model {
 namespace {
@@ -44,6 +44,8 @@ constexpr scenario state_teeth[] = {task_state_scenario<Bug, false>("task_state_
 template <bug Bug>
 constexpr scenario lifo_teeth[] = {parking_lifo_scenario<Bug>("parking_with_lifo_slots")};
 template <bug Bug>
+constexpr scenario fork_teeth[] = {fork_scenario<Bug>("fork_request_promote_steal")};
+template <bug Bug>
 constexpr scenario remote_teeth[] = {remote_list_scenario<Bug>("frame_remote_list")};
 
 }  // namespace
@@ -66,6 +68,8 @@ const bug_entry bugs[bug_count] = {
     {"state_wake_running_no_notify", state_teeth<bug::state_wake_running_no_notify>, 2},
     {"lifo_hidden_from_recheck", lifo_teeth<bug::lifo_hidden_from_recheck>, 1},
     {"remote_push_relaxed", remote_teeth<bug::remote_push_relaxed>, 1},
+    {"fork_promoted_run_inline", fork_teeth<bug::fork_promoted_run_inline>, 1},
+    {"fork_top_not_lowered", fork_teeth<bug::fork_top_not_lowered>, 1},
 };
 
 }  // namespace crew_model

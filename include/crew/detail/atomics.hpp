@@ -59,6 +59,8 @@ enum class bug : unsigned {
     state_wake_running_no_notify,  // task_state: a wake while RUNNING does not set NOTIFIED (lost wake)
     remote_push_relaxed,   // frame_cache remote list: push publishes the node with a relaxed CAS
     lifo_hidden_from_recheck,  // the LIFO-slot sleep/wake model: the park re-check ignores LIFO slots
+    fork_promoted_run_inline,  // fork_stack take_back(): a promoted job is also taken back inline
+    fork_top_not_lowered,      // fork_stack take_back(): top_ is not lowered after a promoted take-back
 };
 
 struct std_atomics {

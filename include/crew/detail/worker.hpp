@@ -16,6 +16,7 @@
 #include "crew/detail/atomics.hpp"
 #include "crew/detail/chase_lev.hpp"
 #include "crew/detail/completion.hpp"
+#include "crew/detail/fork_stack.hpp"
 #include "crew/detail/frame_cache.hpp"
 #include "crew/detail/parking.hpp"
 #include "crew/detail/task.hpp"
@@ -124,6 +125,23 @@ public:
 
     task* pop() noexcept { return deque_.pop(); }
 
+    // A join's or fork_join's job: private until a thief asks or the pool wants a wake (then the
+    // oldest private job moves to the deque; see fork_stack.hpp). No fence, no locked instruction.
+    void fork(task* t) {
+        const bool asked = forks_.fork(t);
+        // max_deque_depth counts private forks too: they are this worker's queued fork-join work.
+        if (forks_.open() > max_depth_seen_) [[unlikely]] note_depth_cold(forks_.open());
+        // relaxed (wake_wanted): a hint; a missed wake only delays parallelism (as push's).
+        if (asked || lot_.wake_wanted()) [[unlikely]] answer_request_cold();
+    }
+
+    // Takes the newest fork back: true when it was still private (the caller runs it inline); false
+    // when it was promoted (the caller pops the deque, as for a pushed job).
+    bool unfork() noexcept { return forks_.take_back(); }
+
+    // Any thread whose steal found this worker's deque empty: ask the owner to promote a fork.
+    void request_work() noexcept { forks_.request(); }
+
     void execute(task* t) noexcept {
         count_task();
         trace::task_begin(trace_);
@@ -146,6 +164,7 @@ public:
     // task_group::wait()'s drain: runs the work the running task pushed (wait_until's related
     // work: items above floor_) until none is left.
     void run_related_work() {
+        if (forks_.has_private()) publish_forks_cold();
         while (deque_.owner_bottom() > floor_) {
             task* t = deque_.pop();
             if (t == nullptr) return;
@@ -161,6 +180,8 @@ public:
         bool saved_isolated;
         explicit isolation(worker& owner) noexcept
             : w(owner), saved_floor(owner.floor_), saved_isolated(owner.isolated_) {
+            // The forks already open belong below the floor: publish them before raising it.
+            if (w.forks_.has_private()) w.publish_forks_cold();
             w.floor_ = w.deque_.owner_bottom();
             w.isolated_ = true;
         }
@@ -206,6 +227,8 @@ private:
     bool work_visible() const noexcept;
     void found_work_cold() noexcept;
     void note_depth_cold(std::int64_t depth) noexcept;
+    void answer_request_cold();
+    void publish_forks_cold();
     // Time accounting at state changes (src/worker.cpp).
     void note_busy_cold() noexcept;
     void note_search_begin() noexcept;
@@ -224,6 +247,8 @@ private:
 
     // deque_: owner pushes/pops, thieves steal (its indices sit on their own cache lines).
     chase_lev_deque<task> deque_;
+    // forks_: the private forks (owner only), and the request flag thieves set (its own line).
+    fork_stack<task> forks_;
     // The rest is owner-only, except counters_ (read by metrics()).
     registry& owner_;
     parking& lot_;

@@ -1,0 +1,141 @@
+// crew::detail::fork_stack (private forks, promoted on request) on its own, and through crew::join
+// and crew::fork_join on pools of 1, 2, 4 and 8 workers: every fork runs exactly once, promoted forks
+// reach idle workers while the owner keeps forking, and a sleeping pool is woken by private work.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "crew/detail/fork_stack.hpp"
+#include "support/pool_sizes.hpp"
+#include "support/watchdog.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using crew::detail::fork_stack;
+
+struct fake_deque {
+    std::vector<int*> items;
+    void push(int* p) { items.push_back(p); }
+};
+
+TEST(fork_stack, forks_are_taken_back_privately_without_a_request) {
+    fork_stack<int> s(2);
+    int v[5] = {};
+    for (int& x : v) EXPECT_FALSE(s.fork(&x));  // grows past 2
+    EXPECT_EQ(s.open(), 5);
+    for (int i = 0; i < 5; ++i) EXPECT_TRUE(s.take_back());
+    EXPECT_EQ(s.open(), 0);
+    EXPECT_FALSE(s.has_private());
+}
+
+TEST(fork_stack, a_request_promotes_the_oldest_and_the_join_then_finds_it_promoted) {
+    fork_stack<int> s(4);
+    fake_deque d;
+    int a = 0, b = 0, c = 0;
+    EXPECT_FALSE(s.fork(&a));
+    s.request();
+    EXPECT_TRUE(s.requested());
+    EXPECT_TRUE(s.fork(&b));  // the fork reports the request
+    EXPECT_TRUE(s.promote_oldest(d));
+    EXPECT_FALSE(s.requested());  // answered
+    ASSERT_EQ(d.items.size(), 1u);
+    EXPECT_EQ(d.items[0], &a);  // the oldest, not the newest
+    EXPECT_TRUE(s.take_back());   // b: still private
+    EXPECT_FALSE(s.take_back());  // a: promoted
+    EXPECT_FALSE(s.has_private());
+    // After a promoted take-back, new forks are private again.
+    EXPECT_FALSE(s.fork(&c));
+    EXPECT_TRUE(s.has_private());
+    EXPECT_TRUE(s.take_back());
+}
+
+TEST(fork_stack, promoting_with_nothing_private_only_clears_the_request) {
+    fork_stack<int> s;
+    fake_deque d;
+    s.request();
+    EXPECT_FALSE(s.promote_oldest(d));
+    EXPECT_FALSE(s.requested());
+    EXPECT_TRUE(d.items.empty());
+}
+
+// A binary tree of joins over [lo, hi) whose leaves count themselves; a slow leaf now and then
+// gives thieves time to ask. Every third level forks three ways through fork_join.
+void count_leaves(std::atomic<std::uint32_t>* hits, std::uint32_t lo, std::uint32_t hi, unsigned level) {
+    if (hi - lo == 1) {
+        hits[lo].fetch_add(1, std::memory_order_relaxed);
+        if (lo % 1024 == 0) std::this_thread::sleep_for(std::chrono::microseconds(20));
+        return;
+    }
+    if (hi - lo >= 3 && level % 3 == 2) {
+        const std::uint32_t third = (hi - lo) / 3;
+        crew::fork_join([&] { count_leaves(hits, lo, lo + third, level + 1); },
+                        [&] { count_leaves(hits, lo + third, lo + 2 * third, level + 1); },
+                        [&] { count_leaves(hits, lo + 2 * third, hi, level + 1); });
+        return;
+    }
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    crew::join([&] { count_leaves(hits, lo, mid, level + 1); }, [&] { count_leaves(hits, mid, hi, level + 1); });
+}
+
+class fork_stack_pool : public crew_test::pool_test {};
+
+TEST_P(fork_stack_pool, every_fork_runs_exactly_once) {
+    crew_test::watchdog dog(120s);
+    const auto n = static_cast<std::uint32_t>(crew_test::scaled(1 << 18));
+    auto hits = std::make_unique<std::atomic<std::uint32_t>[]>(n);
+    for (int round = 0; round < 3; ++round) {
+        for (std::uint32_t i = 0; i < n; ++i) hits[i].store(0, std::memory_order_relaxed);
+        pool().run([&] { count_leaves(hits.get(), 0, n, 0); });
+        std::uint32_t wrong = 0;
+        for (std::uint32_t i = 0; i < n; ++i) wrong += hits[i].load(std::memory_order_relaxed) != 1;
+        ASSERT_EQ(wrong, 0u) << "round " << round;
+    }
+}
+
+TEST_P(fork_stack_pool, exceptions_from_private_and_promoted_halves_arrive) {
+    crew_test::watchdog dog(60s);
+    const long rounds = crew_test::scaled(2000);
+    long caught = 0;
+    pool().run([&] {
+        for (long i = 0; i < rounds; ++i) {
+            try {
+                crew::join([&] { crew::join([] {}, [] {}); },
+                           [&] {
+                               if (i % 2 == 0) throw 7;
+                           });
+            } catch (int x) {
+                EXPECT_EQ(x, 7);
+                ++caught;
+            }
+        }
+    });
+    EXPECT_EQ(caught, (rounds + 1) / 2);
+}
+
+// With more than one worker, a job forked by an owner that keeps forking reaches another worker,
+// which starts asleep: the owner's forks must wake it and, when it asks, promote the job. The inline
+// half waits for the forked half, so this only finishes if the job is promoted and stolen.
+TEST_P(fork_stack_pool, an_idle_worker_gets_a_forked_job_while_the_owner_keeps_forking) {
+    if (workers() < 2) GTEST_SKIP() << "needs a second worker to take the job";
+    crew_test::watchdog dog(60s);
+    for (int round = 0; round < 20; ++round) {
+        pool().run([] {
+            std::atomic<bool> ran{false};
+            crew::join(
+                [&] {
+                    while (!ran.load(std::memory_order_acquire)) crew::join([] {}, [] {});  // forks answer requests
+                },
+                [&] { ran.store(true, std::memory_order_release); });
+        });
+    }
+}
+
+CREW_ALL_POOL_SIZES(fork_stack_pool);
+
+}  // namespace

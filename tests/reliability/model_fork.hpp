@@ -1,0 +1,105 @@
+// tests/reliability/model_fork.hpp -- the Relacy scenario for private forks with on-demand
+// promotion (crew/detail/fork_stack.hpp over crew/detail/chase_lev.hpp), as crew::join and
+// crew::fork_join use them through worker::fork / worker::unfork.
+//
+// The protocol modelled, with the production headers instantiated on relacy_atomics<Bug>:
+//   owner:  fork(job) records it privately; when fork() reports a request, promote_oldest moves
+//           the oldest private job to the deque. The join takes the newest job back: inline when
+//           take_back() says it is still private, else by popping the deque (the popped item must
+//           be the job itself or nothing: a promoted job has only promoted, older jobs below it);
+//           nothing popped means a thief took it.
+//   thieves: steal from the deque; on "empty" they request(); on "lost" they try again later.
+// Checked: every job is run exactly once (inline by the owner, or by the thief that stole it, or
+// drained from the deque after all threads finished), its payload (written before the fork) is
+// visible to whoever runs it (Relacy race-checks the rl::var), and nothing stays private at the end.
+#pragma once
+
+// Before relacy.hpp (through model_scenarios.hpp) redefines `new` and friends for user code.
+#include "crew/detail/fork_stack.hpp"
+#include "reliability/model_scenarios.hpp"
+
+namespace crew_model {
+
+using crew::detail::fork_stack;
+
+template <class Policy>
+struct fork_model : rl::test_suite<fork_model<Policy>, 3> {
+    aligned_box<chase_lev_deque<item, Policy>> deque{2};
+    aligned_box<fork_stack<item, Policy>> forks{2};  // capacity 2: the third open fork grows it
+    item items[max_items];
+    int taken[max_items] = {};
+    int forked = 0;
+
+    fork_model() {
+        for (int i = 0; i < max_items; ++i) items[i].id = i;
+    }
+
+    // Owner: fork the next id; answer a pending request as worker::fork does.
+    item* fork() {
+        RL_ASSERT(forked < max_items);
+        item& it = items[forked++];
+        it.payload(RL_INFO) = payload_of(it.id);
+        if (forks->fork(&it)) forks->promote_oldest(*deque);
+        return &it;
+    }
+    // Owner: join the newest fork (which must be `it`).
+    void join(item* it) {
+        if (forks->take_back()) {
+            take(it);
+            return;
+        }
+        item* popped = deque->pop();
+        RL_ASSERT(popped == nullptr || popped == it);
+        if (popped != nullptr) take(popped);  // else a thief took it (counted by that thief)
+    }
+    void take(item* it) {
+        RL_ASSERT(it->payload(RL_INFO) == payload_of(it->id));
+        RL_ASSERT(taken[it->id] == 0);  // no id twice
+        ++taken[it->id];
+    }
+
+    void owner() {
+        item* a = fork();
+        item* b = fork();
+        item* c = fork();  // three open forks: the stack grows
+        join(c);
+        join(b);
+        item* d = fork();
+        join(d);
+        join(a);
+        item* e = fork();  // after a promoted take-back: must be private again
+        item* f = fork();
+        join(f);
+        join(e);
+    }
+    void thief() {
+        for (int i = 0; i < 3; ++i) {
+            crew::detail::steal_result<item> r = deque->steal();
+            if (r.status == steal_status::success)
+                take(r.item);
+            else if (r.status == steal_status::empty)
+                forks->request();
+        }
+    }
+
+    void thread(unsigned index) {
+        if (index == 0)
+            owner();
+        else
+            thief();
+    }
+
+    void after() {
+        RL_ASSERT(forks->open() == 0);
+        RL_ASSERT(!forks->has_private());
+        while (item* it = deque->pop()) take(it);
+        for (int i = 0; i < forked; ++i) RL_ASSERT(taken[i] == 1);  // no id lost
+    }
+};
+
+template <bug Bug>
+constexpr scenario fork_scenario(const char* name) {
+    return {name, &simulate<fork_model<relacy_atomics<Bug>>>};
+}
+
+}  // namespace crew_model
