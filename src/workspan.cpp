@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <time.h>
+
 #include "crew/join.hpp"
 #include "crew/task_group.hpp"
 
@@ -24,6 +26,8 @@ namespace {
 // counters, read after the branches they count were joined (the joins order them).
 std::atomic<std::uint64_t> ws_forks{0}, ws_branches{0}, ws_steals{0}, ws_latency{0};
 std::atomic<std::int64_t> ws_overhead_ns{0};
+std::atomic<bool> ws_cpu_clock{true};  // the outermost running scope's choice
+std::int64_t ws_overhead_cpu = 0, ws_overhead_wall = 0;  // calibrated once (ws_overhead_once)
 std::atomic<std::int64_t> ws_burden_ns{0};
 
 // A group's record, found by address while it has measured children not yet waited for.
@@ -32,8 +36,10 @@ std::unordered_map<const task_group*, std::shared_ptr<ws_group_record>> ws_group
 std::atomic<std::size_t> ws_groups_count{0};
 
 // One empty strand, many times: what the clock reads around a strand add to it.
-std::int64_t calibrate_overhead() {
+std::int64_t calibrate_overhead(bool cpu) {
     ws_strand* const saved = std::exchange(ws_current, nullptr);
+    ws_cpu_clock.store(cpu, std::memory_order_relaxed);
+    ws_overhead_ns.store(0, std::memory_order_relaxed);
     constexpr int n = 20000;
     std::int64_t total = 0;
     for (int i = 0; i < n; ++i) {
@@ -57,16 +63,16 @@ std::int64_t calibrate_steal_cost() {
                 std::atomic<std::int64_t> started{0};
                 const void* const here = ws_thread_id();
                 const void* ran_on = here;
-                const std::int64_t t0 = ws_now();
+                const std::int64_t t0 = ws_wall_now();
                 crew::join(
                     [&] {
                         const std::int64_t give_up = t0 + 20'000'000;  // 20 ms: the thief never came
-                        while (started.load(std::memory_order_acquire) == 0 && ws_now() < give_up) {
+                        while (started.load(std::memory_order_acquire) == 0 && ws_wall_now() < give_up) {
                         }
                     },
                     [&] {
                         ran_on = ws_thread_id();
-                        started.store(ws_now(), std::memory_order_release);  // release: the spinner reads ran_on after
+                        started.store(ws_wall_now(), std::memory_order_release);  // release: the spinner reads ran_on after
                     });
                 if (ran_on != here) samples.push_back(started.load(std::memory_order_relaxed) - t0);
             }
@@ -74,8 +80,10 @@ std::int64_t calibrate_steal_cost() {
     }
     ws_current = saved;
     if (samples.empty()) return 0;
-    std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
-    return samples[samples.size() / 2];
+    // The 10th percentile: on a loaded machine the thief's thread is often not even scheduled; the
+    // low end is what a steal costs when a thief is there to take the work.
+    std::nth_element(samples.begin(), samples.begin() + samples.size() / 10, samples.end());
+    return samples[samples.size() / 10];
 }
 
 std::once_flag ws_overhead_once, ws_steal_once;
@@ -83,6 +91,14 @@ std::int64_t ws_calibrated_steal_cost = 0;
 }  // namespace
 
 std::int64_t ws_now() noexcept {
+    if (ws_cpu_clock.load(std::memory_order_relaxed)) {
+        timespec ts;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+    }
+    return ws_wall_now();
+}
+std::int64_t ws_wall_now() noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
 }
@@ -172,8 +188,12 @@ bool workspan_groups_pending() noexcept { return ws_groups_count.load(std::memor
 // ---- workspan ----
 
 workspan::workspan(workspan_options options) {
-    std::call_once(detail::ws_overhead_once,
-                   [] { detail::ws_overhead_ns.store(detail::calibrate_overhead(), std::memory_order_relaxed); });
+    std::call_once(detail::ws_overhead_once, [] {
+        // Only while no region runs (a region started meanwhile would read a half-set calibration).
+        detail::ws_overhead_wall = detail::calibrate_overhead(false);
+        detail::ws_overhead_cpu = detail::calibrate_overhead(true);
+    });
+    cpu_clock_ = options.clock == workspan_clock::thread_cpu;
     if (options.steal_cost.count() >= 0) {
         steal_cost_ = options.steal_cost.count();
     } else {
@@ -181,7 +201,7 @@ workspan::workspan(workspan_options options) {
         steal_cost_ = detail::ws_calibrated_steal_cost;
     }
     total_.steal_cost = std::chrono::nanoseconds(steal_cost_);
-    total_.strand_overhead = std::chrono::nanoseconds(detail::ws_strand_overhead());
+    total_.strand_overhead = std::chrono::nanoseconds(cpu_clock_ ? detail::ws_overhead_cpu : detail::ws_overhead_wall);
 }
 
 workspan::scope::scope(workspan& ws)
@@ -192,6 +212,10 @@ workspan::scope::scope(workspan& ws)
       branches0_(detail::ws_branches.load(std::memory_order_relaxed)),
       steals0_(detail::ws_steals.load(std::memory_order_relaxed)),
       latency0_(detail::ws_latency.load(std::memory_order_relaxed)) {
+    if (outer_ == nullptr) {  // the outermost region picks the clock; nested ones keep it
+        saved_cpu_ = detail::ws_cpu_clock.exchange(ws.cpu_clock_, std::memory_order_relaxed);
+        saved_overhead_ = detail::ws_overhead_ns.exchange(ws.total_.strand_overhead.count(), std::memory_order_relaxed);
+    }
     strand_.emplace(root_);
 }
 
@@ -207,6 +231,10 @@ workspan::scope::~scope() {
              detail::ws_steals.load(std::memory_order_relaxed) - steals0_,
              detail::ws_latency.load(std::memory_order_relaxed) - latency0_);
     detail::ws_burden_ns.store(saved_burden_, std::memory_order_relaxed);
+    if (outer_ == nullptr) {
+        detail::ws_cpu_clock.store(saved_cpu_, std::memory_order_relaxed);
+        detail::ws_overhead_ns.store(saved_overhead_, std::memory_order_relaxed);
+    }
 }
 
 void workspan::fold(const detail::ws_strand& root, std::uint64_t forks, std::uint64_t branches,

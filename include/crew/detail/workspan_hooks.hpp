@@ -27,12 +27,14 @@ enum class task_group_status;
 namespace detail {
 
 // One strand of the measured program: the work and span of what it ran so far (its own segments
-// and the fork points it joined), all in ns. `open` is when its current segment began (0: paused).
+// and the fork points it joined), all in ns. `open` is when its current segment began (ws_paused:
+// none open).
+inline constexpr std::int64_t ws_paused = -1;
 struct ws_strand {
     std::int64_t work = 0;
     std::int64_t span = 0;
     std::int64_t burdened = 0;  // span with every potential steal on the path charged its cost
-    std::int64_t open = 0;
+    std::int64_t open = ws_paused;
 };
 
 // The measured strand running on this thread, nullptr when none (or while it waits at a fork).
@@ -40,8 +42,10 @@ inline constinit thread_local ws_strand* ws_current __attribute__((tls_model("in
 
 inline bool workspan_active() noexcept { return ws_current != nullptr; }
 
-// The clock of the profiler (steady_clock, ns) and the calibration it subtracts.
+// The clock of the segments (the calling thread's CPU time, or steady_clock; ns), chosen by the
+// outermost running measure() scope, and the wall clock of the steal latencies (steady_clock).
 std::int64_t ws_now() noexcept;
+std::int64_t ws_wall_now() noexcept;
 // What one empty strand measures (the clock reads around it), subtracted from each strand.
 std::int64_t ws_strand_overhead() noexcept;
 // The cost charged to every potential steal in the burdened span (set by the measuring workspan).
@@ -81,12 +85,12 @@ public:
 
     // Charge the segment that ends at `now` to `s` (a serial piece: work and span alike).
     static void close(ws_strand& s, std::int64_t now) noexcept {
-        if (s.open == 0) return;
+        if (s.open == ws_paused) return;
         const std::int64_t d = now - s.open;
         s.work += d;
         s.span += d;
         s.burdened += d;
-        s.open = 0;
+        s.open = ws_paused;
     }
 
 private:
@@ -98,7 +102,7 @@ private:
 struct ws_branch_state {
     ws_strand strand;
     const void* forked_on = nullptr;
-    std::int64_t forked_at = 0;
+    std::int64_t forked_at = 0;  // wall clock
 };
 
 // Wraps a branch callable (F as passed to join: invoked once, as what it was passed as).
@@ -108,7 +112,7 @@ struct ws_branch {
     ws_branch_state& state;
 
     decltype(auto) run() {
-        if (ws_thread_id() != state.forked_on) ws_note_steal(ws_now() - state.forked_at);
+        if (ws_thread_id() != state.forked_on) ws_note_steal(ws_wall_now() - state.forked_at);
         ws_strand_scope scope(state.strand);
         return std::invoke(std::forward<F>(fn));
     }
@@ -126,9 +130,10 @@ public:
         const std::int64_t now = ws_now();
         ws_strand_scope::close(*parent_, now);
         ws_current = nullptr;
+        const std::int64_t wall = ws_wall_now();
         for (auto& b : branches_) {
             b.forked_on = ws_thread_id();
-            b.forked_at = now;
+            b.forked_at = wall;
         }
         ws_note_fork(N);
     }
@@ -210,7 +215,7 @@ struct ws_group_child {
     std::int64_t spawned_at;
 
     void operator()() {
-        if (ws_thread_id() != spawned_on) ws_note_steal(ws_now() - spawned_at);
+        if (ws_thread_id() != spawned_on) ws_note_steal(ws_wall_now() - spawned_at);
         ws_strand s;
         struct fold {
             ws_group_child& c;
@@ -239,7 +244,7 @@ void workspan_group_run(Group& g, F&& f) {
     } resumer{parent};
     ws_note_fork(1);
     g.run(ws_group_child<std::decay_t<F>>{std::forward<F>(f), ws_group_record_of(&g), parent->span,
-                                          parent->burdened, ws_thread_id(), now});
+                                          parent->burdened, ws_thread_id(), ws_wall_now()});
 }
 
 }  // namespace detail
