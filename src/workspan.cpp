@@ -26,7 +26,7 @@ namespace {
 // counters, read after the branches they count were joined (the joins order them).
 std::atomic<std::uint64_t> ws_forks{0}, ws_branches{0}, ws_steals{0}, ws_latency{0};
 std::atomic<std::int64_t> ws_overhead_ns{0};
-std::atomic<bool> ws_cpu_clock{true};  // the outermost running scope's choice
+std::atomic<bool> ws_cpu_clock{false};  // the outermost running scope's choice
 std::int64_t ws_overhead_cpu = 0, ws_overhead_wall = 0;  // calibrated once (ws_overhead_once)
 std::atomic<std::int64_t> ws_burden_ns{0};
 
@@ -79,11 +79,9 @@ std::int64_t calibrate_steal_cost() {
         });
     }
     ws_current = saved;
-    if (samples.empty()) return 0;
-    // The 10th percentile: on a loaded machine the thief's thread is often not even scheduled; the
-    // low end is what a steal costs when a thief is there to take the work.
-    std::nth_element(samples.begin(), samples.begin() + samples.size() / 10, samples.end());
-    return samples[samples.size() / 10];
+    // The least: on a loaded machine the thief's thread is often not even scheduled (or parked and
+    // slow to wake); the fastest round is what a steal costs when a thief is there to take the work.
+    return samples.empty() ? 0 : *std::min_element(samples.begin(), samples.end());
 }
 
 std::once_flag ws_overhead_once, ws_steal_once;
@@ -298,6 +296,8 @@ std::string to_string(const workspan_report& r) {
     out += line;
     std::snprintf(line, sizeof line, "burdened span        %14.1f us  (steal cost %.2f us, parallelism %.2f)\n",
                   us(r.burdened_span), us(r.steal_cost), r.burdened_parallelism());
+    out += line;
+    std::snprintf(line, sizeof line, "strand overhead subtracted %.3f us per strand\n", us(r.strand_overhead));
     out += line;
     std::snprintf(line, sizeof line,
                   "forks %" PRIu64 ", strands %" PRIu64 ", steals %" PRIu64 ", regions %" PRIu64 "\n", r.forks,

@@ -38,6 +38,11 @@ void spin_for(ns d) {
     }
 }
 
+// The tests time strands by thread CPU time (leaves of known CPU length stay known on a loaded
+// machine); the wall clock, the default, has its own test below.
+const crew::workspan_options cpu_clock{ns(-1), crew::workspan_clock::thread_cpu};
+const crew::workspan_options zero_cost{0ns, crew::workspan_clock::thread_cpu};
+
 double us(ns d) { return static_cast<double>(d.count()) / 1000.0; }
 
 // n leaves of `w` and one (the last) of `big`, as a balanced binary join tree.
@@ -55,7 +60,7 @@ TEST_P(workspan_suite, imbalanced_tree_matches_the_formula) {
     crew_test::watchdog dog(120s);
     const int n = 63;
     const ns w = 50us, big = 3000us;
-    crew::workspan ws(crew::workspan_options{0ns});
+    crew::workspan ws(zero_cost);
     ws.run(pool(), [&] { imbalanced(0, n + 1, n, w, big); });
     const crew::workspan_report r = ws.report();
     const double t1 = n * us(w) + us(big);
@@ -73,7 +78,7 @@ TEST_P(workspan_suite, imbalanced_tree_matches_the_formula) {
 // 16 equal leaves: parallelism about 16, whatever the pool runs them on.
 TEST_P(workspan_suite, balanced_tree_parallelism_is_the_leaf_count) {
     crew_test::watchdog dog(120s);
-    crew::workspan ws;
+    crew::workspan ws(cpu_clock);
     ws.run(pool(), [&] {
         crew::parallel_for(0, 16, [](int) { spin_for(400us); }, crew::simple_partitioner{});
     });
@@ -90,7 +95,7 @@ TEST_P(workspan_suite, balanced_tree_parallelism_is_the_leaf_count) {
 // is the latest end, spawner's span at run() + the child's span.
 TEST_P(workspan_suite, task_group_span_is_the_latest_child_end) {
     crew_test::watchdog dog(120s);
-    crew::workspan ws(crew::workspan_options{0ns});
+    crew::workspan ws(zero_cost);
     ws.run(pool(), [&] {
         crew::task_group g;
         g.run([] { spin_for(2000us); });  // ends at 2000
@@ -109,7 +114,7 @@ TEST_P(workspan_suite, task_group_span_is_the_latest_child_end) {
 // fork_join: the span is the longest callable's.
 TEST_P(workspan_suite, fork_join_span_is_the_longest_callable) {
     crew_test::watchdog dog(120s);
-    crew::workspan ws(crew::workspan_options{0ns});
+    crew::workspan ws(zero_cost);
     ws.run(pool(), [&] {
         crew::fork_join([] { spin_for(300us); }, [] { spin_for(1200us); }, [] { spin_for(300us); });
     });
@@ -127,7 +132,7 @@ long fib(int n) {
 }
 
 crew::workspan_report measure_fib(crew::pool& p, int n) {
-    crew::workspan ws;
+    crew::workspan ws(cpu_clock);
     long got = ws.run(p, [&] { return fib(n); });
     EXPECT_EQ(got, n == 12 ? 144 : n == 18 ? 2584 : -1);
     return ws.report();
@@ -159,7 +164,7 @@ std::int64_t skynet(std::int64_t num, std::int64_t size) {
 
 TEST_P(workspan_suite, skynet_parallelism_grows_with_n) {
     crew_test::watchdog dog(120s);
-    crew::workspan a, b;
+    crew::workspan a(cpu_clock), b(cpu_clock);
     EXPECT_EQ(a.run(pool(), [] { return skynet(0, 100); }), 4950);
     EXPECT_EQ(b.run(pool(), [] { return skynet(0, 10'000); }), 49'995'000);
     EXPECT_LT(a.report().span, a.report().work) << a.report();
@@ -183,7 +188,7 @@ int queens(int n, int row, std::uint32_t cols, std::uint32_t d1, std::uint32_t d
 
 TEST_P(workspan_suite, nqueens_is_sane) {
     crew_test::watchdog dog(120s);
-    crew::workspan ws;
+    crew::workspan ws(cpu_clock);
     EXPECT_EQ(ws.run(pool(), [] { return queens(8, 0, 0, 0, 0); }), 92);
     const crew::workspan_report r = ws.report();
     EXPECT_LT(r.span, r.work) << r;
@@ -193,7 +198,7 @@ TEST_P(workspan_suite, nqueens_is_sane) {
 // Matrix product over rows with parallel_for: parallelism grows with the size.
 crew::workspan_report matmul(crew::pool& p, int n) {
     std::vector<double> a(static_cast<std::size_t>(n) * n, 1.0), b(a), c(a.size(), 0.0);
-    crew::workspan ws;
+    crew::workspan ws(cpu_clock);
     ws.run(p, [&] {
         crew::parallel_for(0, n, [&](int i) {
             for (int j = 0; j < n; ++j) {
@@ -218,7 +223,7 @@ TEST_P(workspan_suite, matmul_parallelism_grows_with_n) {
 // Nested regions: the inner one counts in its own workspan and in the enclosing region.
 TEST_P(workspan_suite, nested_regions_fold_into_the_outer_one) {
     crew_test::watchdog dog(120s);
-    crew::workspan outer(crew::workspan_options{0ns}), inner(crew::workspan_options{0ns});
+    crew::workspan outer(zero_cost), inner(zero_cost);
     pool().run([&] {
         auto region = outer.measure();
         spin_for(300us);
@@ -242,7 +247,7 @@ TEST_P(workspan_suite, nested_regions_fold_into_the_outer_one) {
 // again afterwards.
 TEST_P(workspan_suite, exceptions_inside_a_region) {
     crew_test::watchdog dog(120s);
-    crew::workspan ws(crew::workspan_options{0ns});
+    crew::workspan ws(zero_cost);
     EXPECT_THROW(ws.run(pool(),
                         [] {
                             crew::join([] { spin_for(200us); }, [] { throw std::runtime_error("boom"); });
@@ -269,7 +274,7 @@ TEST_P(workspan_suite, exceptions_inside_a_region) {
 // A group waited for by its destructor only still folds its children into the region.
 TEST_P(workspan_suite, group_destroyed_without_wait) {
     crew_test::watchdog dog(120s);
-    crew::workspan ws(crew::workspan_options{0ns});
+    crew::workspan ws(zero_cost);
     ws.run(pool(), [] {
         crew::task_group g;
         g.run([] { spin_for(400us); });
@@ -284,7 +289,7 @@ TEST_P(workspan_suite, group_destroyed_without_wait) {
 TEST(workspan, same_on_one_and_two_workers) {
     crew_test::watchdog dog(120s);
     crew::pool one(1), two(2);
-    crew::workspan a(crew::workspan_options{0ns}), b(crew::workspan_options{0ns});
+    crew::workspan a(zero_cost), b(zero_cost);
     a.run(one, [] { imbalanced(0, 32, 31, 100us, 1500us); });
     b.run(two, [] { imbalanced(0, 32, 31, 100us, 1500us); });
     const crew::workspan_report ra = a.report(), rb = b.report();
@@ -296,7 +301,7 @@ TEST(workspan, same_on_one_and_two_workers) {
 // Measured from outside every pool: joins go to the default pool, and are measured there.
 TEST(workspan, region_outside_every_pool) {
     crew_test::watchdog dog(120s);
-    crew::workspan ws(crew::workspan_options{0ns});
+    crew::workspan ws(zero_cost);
     {
         auto region = ws.measure();
         crew::join([] { spin_for(300us); }, [] { spin_for(600us); });
@@ -312,7 +317,7 @@ TEST(workspan, region_outside_every_pool) {
 TEST(workspan, wall_clock_counts_blocking) {
     crew_test::watchdog dog(120s);
     crew::pool p(2);
-    crew::workspan wall(crew::workspan_options{0ns, crew::workspan_clock::wall}), cpu(crew::workspan_options{0ns});
+    crew::workspan wall(crew::workspan_options{0ns, crew::workspan_clock::wall}), cpu(zero_cost);
     auto program = [] {
         crew::join([] { std::this_thread::sleep_for(2ms); }, [] { std::this_thread::sleep_for(4ms); });
     };
@@ -341,7 +346,7 @@ TEST(workspan, report_prints_the_bounds) {
 }
 
 TEST(workspan, steal_cost_is_calibrated) {
-    crew::workspan ws;
+    crew::workspan ws(cpu_clock);
     const crew::workspan_report r = ws.report();
     EXPECT_GT(r.steal_cost, 0ns);
     EXPECT_LT(r.steal_cost, 50ms);

@@ -22,9 +22,9 @@
 // Off (no measure() scope active on a thread), a fork point pays one thread-local load. On, each
 // fork point reads the clock about 4 times and each task_group child takes a lock: the overhead is
 // kept out of the measured segments where possible and the rest (one clock read per strand,
-// calibrated once) is subtracted. With workspan_clock::wall, blocking in a measured strand
+// calibrated once) is subtracted. With the default wall clock, blocking in a measured strand
 // (sleeping, waiting on I/O or on something other than a crew fork point) counts as work; with the
-// default thread_cpu clock it does not. Regions of several workspans may run at once only with the
+// thread_cpu clock it does not. Regions of several workspans may run at once only with the
 // same clock and steal cost (the profiler's settings are process-wide while a region runs).
 #pragma once
 
@@ -43,18 +43,20 @@
 
 namespace crew {
 
-// What a strand's segments are timed with. thread_cpu (the default): the CPU time of the thread
-// running the strand (CLOCK_THREAD_CPUTIME_ID), so that a loaded machine (preempted threads) does
-// not inflate work and span; blocking in a strand then counts nothing. wall: steady_clock, which
-// also counts a strand's blocking and its preemptions, at a lower cost per clock read.
-enum class workspan_clock { thread_cpu, wall };
+// What a strand's segments are timed with. wall (the default): steady_clock, about 25 ns a read
+// (vDSO); it also counts a strand's blocking and the time its thread was preempted, so on a loaded
+// machine work and span grow. thread_cpu: the CPU time of the thread running the strand
+// (CLOCK_THREAD_CPUTIME_ID): preemption and blocking count nothing, but each read is a system
+// call (about 0.5 to 1.5 us), so fine-grained programs measure mostly the profiler: use it for
+// coarse leaves on a busy machine.
+enum class workspan_clock { wall, thread_cpu };
 
 struct workspan_options {
     // The cost charged to each potential steal in the burdened span. Negative: measured once per
     // process (the median time from a push to a searching thief starting the job, on a private
     // 2-worker pool; see docs/OBSERVABILITY.md).
     std::chrono::nanoseconds steal_cost{-1};
-    workspan_clock clock = workspan_clock::thread_cpu;
+    workspan_clock clock = workspan_clock::wall;
 };
 
 struct workspan_report {
@@ -112,7 +114,7 @@ public:
         detail::ws_strand root_;
         detail::ws_strand* outer_;
         std::int64_t saved_burden_;
-        bool saved_cpu_ = true;
+        bool saved_cpu_ = false;
         std::int64_t saved_overhead_ = 0;
         std::uint64_t forks0_, branches0_, steals0_, latency0_;
         std::optional<detail::ws_strand_scope> strand_;
