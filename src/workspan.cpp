@@ -29,13 +29,14 @@ std::atomic<std::int64_t> ws_overhead_ns{0};
 std::atomic<bool> ws_cpu_clock{false};  // the outermost running scope's choice
 std::int64_t ws_overhead_cpu = 0, ws_overhead_wall = 0;  // calibrated once (ws_overhead_once)
 std::atomic<std::int64_t> ws_burden_ns{0};
+std::atomic<std::int64_t> ws_join_ns{0}, ws_spawn_ns{0};
 
 // A group's record, found by address while it has measured children not yet waited for.
 std::mutex ws_groups_mutex;
 std::unordered_map<const task_group*, std::shared_ptr<ws_group_record>> ws_groups;
 std::atomic<std::size_t> ws_groups_count{0};
 
-// One empty strand, many times: what the clock reads around a strand add to it.
+// One empty segment, many times: what the clock reads at its ends add to it.
 std::int64_t calibrate_overhead(bool cpu) {
     ws_strand* const saved = std::exchange(ws_current, nullptr);
     ws_cpu_clock.store(cpu, std::memory_order_relaxed);
@@ -49,6 +50,31 @@ std::int64_t calibrate_overhead(bool cpu) {
     }
     ws_current = saved;
     return total / n;
+}
+
+// Plain fork points, many times, on a private 1-worker pool: the ns per empty join and per empty
+// task_group child (run + its share of the wait).
+void calibrate_fork_costs() {
+    ws_strand* const saved = std::exchange(ws_current, nullptr);
+    constexpr int n = 20000;
+    pool p(1);
+    std::int64_t best_join = INT64_MAX, best_spawn = INT64_MAX;
+    p.run([&] {
+        for (int round = 0; round < 5; ++round) {
+            const std::int64_t t0 = ws_wall_now();
+            for (int i = 0; i < n; ++i) crew::join([] {}, [] {});
+            const std::int64_t t1 = ws_wall_now();
+            task_group g;
+            for (int i = 0; i < n; ++i) g.run([] {});
+            g.wait();
+            const std::int64_t t2 = ws_wall_now();
+            best_join = std::min(best_join, (t1 - t0) / n);
+            best_spawn = std::min(best_spawn, (t2 - t1) / n);
+        }
+    });
+    ws_join_ns.store(best_join, std::memory_order_relaxed);
+    ws_spawn_ns.store(best_spawn, std::memory_order_relaxed);
+    ws_current = saved;
 }
 
 // The time from pushing a join's second half to a thief starting it, while the thief is searching:
@@ -101,6 +127,8 @@ std::int64_t ws_wall_now() noexcept {
         .count();
 }
 std::int64_t ws_strand_overhead() noexcept { return ws_overhead_ns.load(std::memory_order_relaxed); }
+std::int64_t ws_join_cost() noexcept { return ws_join_ns.load(std::memory_order_relaxed); }
+std::int64_t ws_spawn_cost() noexcept { return ws_spawn_ns.load(std::memory_order_relaxed); }
 std::int64_t ws_burden() noexcept { return ws_burden_ns.load(std::memory_order_relaxed); }
 void ws_note_fork(std::int64_t branches) noexcept {
     ws_forks.fetch_add(1, std::memory_order_relaxed);
@@ -190,6 +218,7 @@ workspan::workspan(workspan_options options) {
         // Only while no region runs (a region started meanwhile would read a half-set calibration).
         detail::ws_overhead_wall = detail::calibrate_overhead(false);
         detail::ws_overhead_cpu = detail::calibrate_overhead(true);
+        detail::calibrate_fork_costs();
     });
     cpu_clock_ = options.clock == workspan_clock::thread_cpu;
     if (options.steal_cost.count() >= 0) {
@@ -199,6 +228,8 @@ workspan::workspan(workspan_options options) {
         steal_cost_ = detail::ws_calibrated_steal_cost;
     }
     total_.steal_cost = std::chrono::nanoseconds(steal_cost_);
+    total_.join_cost = std::chrono::nanoseconds(detail::ws_join_cost());
+    total_.spawn_cost = std::chrono::nanoseconds(detail::ws_spawn_cost());
     total_.strand_overhead = std::chrono::nanoseconds(cpu_clock_ ? detail::ws_overhead_cpu : detail::ws_overhead_wall);
 }
 
@@ -258,6 +289,8 @@ void workspan::reset() {
     workspan_report fresh;
     fresh.steal_cost = total_.steal_cost;
     fresh.strand_overhead = total_.strand_overhead;
+    fresh.join_cost = total_.join_cost;
+    fresh.spawn_cost = total_.spawn_cost;
     total_ = fresh;
 }
 
@@ -297,7 +330,8 @@ std::string to_string(const workspan_report& r) {
     std::snprintf(line, sizeof line, "burdened span        %14.1f us  (steal cost %.2f us, parallelism %.2f)\n",
                   us(r.burdened_span), us(r.steal_cost), r.burdened_parallelism());
     out += line;
-    std::snprintf(line, sizeof line, "strand overhead subtracted %.3f us per strand\n", us(r.strand_overhead));
+    std::snprintf(line, sizeof line, "clock overhead subtracted %.3f us per segment; charged per join %.3f us, per spawn %.3f us\n",
+                  us(r.strand_overhead), us(r.join_cost), us(r.spawn_cost));
     out += line;
     std::snprintf(line, sizeof line,
                   "forks %" PRIu64 ", strands %" PRIu64 ", steals %" PRIu64 ", regions %" PRIu64 "\n", r.forks,

@@ -20,9 +20,9 @@
 // "Work and span" for the recurrence, the accuracy and the cost.
 //
 // Off (no measure() scope active on a thread), a fork point pays one thread-local load. On, each
-// fork point reads the clock about 4 times and each task_group child takes a lock: the overhead is
-// kept out of the measured segments where possible and the rest (one clock read per strand,
-// calibrated once) is subtracted. With the default wall clock, blocking in a measured strand
+// fork point reads the clock about 4 times and each task_group child takes a lock: that overhead is
+// kept out of the measured segments, the rest (one clock read per segment, calibrated once) is
+// subtracted, and each fork point is charged what a plain one costs (calibrated once). With the default wall clock, blocking in a measured strand
 // (sleeping, waiting on I/O or on something other than a crew fork point) counts as work; with the
 // thread_cpu clock it does not. Regions of several workspans may run at once only with the
 // same clock and steal cost (the profiler's settings are process-wide while a region runs).
@@ -64,7 +64,12 @@ struct workspan_report {
     std::chrono::nanoseconds span{0};           // T-infinity
     std::chrono::nanoseconds burdened_span{0};  // span with each potential steal charged steal_cost
     std::chrono::nanoseconds steal_cost{0};     // what each potential steal was charged
-    std::chrono::nanoseconds strand_overhead{0};  // subtracted from each strand (calibrated)
+    std::chrono::nanoseconds strand_overhead{0};  // subtracted from each segment of a strand (calibrated)
+    // What a plain (uninstrumented) join / fork_join, and a task_group child, cost the forking
+    // strand: calibrated once per process on a 1-worker pool and charged to its work and span in
+    // place of the instrumented fork point's own cost.
+    std::chrono::nanoseconds join_cost{0};
+    std::chrono::nanoseconds spawn_cost{0};
     std::uint64_t regions = 0;   // measure() scopes folded in (they compose serially)
     std::uint64_t forks = 0;     // fork points: join, fork_join, task_group::run
     std::uint64_t branches = 0;  // strands they started (2 per join, k per fork_join, 1 per run)

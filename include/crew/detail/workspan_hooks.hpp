@@ -46,8 +46,12 @@ inline bool workspan_active() noexcept { return ws_current != nullptr; }
 // outermost running measure() scope, and the wall clock of the steal latencies (steady_clock).
 std::int64_t ws_now() noexcept;
 std::int64_t ws_wall_now() noexcept;
-// What one empty strand measures (the clock reads around it), subtracted from each strand.
+// What one empty segment measures (the clock reads at its ends), subtracted from each segment.
 std::int64_t ws_strand_overhead() noexcept;
+// What a plain fork point costs the forking strand (calibrated: an empty join, an empty task_group
+// child), charged to it in place of the instrumented fork's own cost.
+std::int64_t ws_join_cost() noexcept;
+std::int64_t ws_spawn_cost() noexcept;
 // The cost charged to every potential steal in the burdened span (set by the measuring workspan).
 std::int64_t ws_burden() noexcept;
 // Statistics of the running measurements: a fork point, and a branch that ran on another thread
@@ -61,7 +65,7 @@ inline const void* ws_thread_id() noexcept {
 }
 
 // Opens a strand on this thread for a scope: pauses the strand running here (if any), makes `s`
-// current, and on exit closes `s` (minus the instrumentation overhead) and resumes the previous one.
+// current, and on exit closes `s` and resumes the previous one.
 class ws_strand_scope {
 public:
     explicit ws_strand_scope(ws_strand& s) noexcept : s_(s), outer_(ws_current) {
@@ -73,20 +77,17 @@ public:
     ~ws_strand_scope() {
         const std::int64_t now = ws_now();
         close(s_, now);
-        const std::int64_t o = ws_strand_overhead();
-        s_.work = s_.work > o ? s_.work - o : 0;
-        s_.span = s_.span > o ? s_.span - o : 0;
-        s_.burdened = s_.burdened > o ? s_.burdened - o : 0;
         ws_current = outer_;
         if (outer_ != nullptr) outer_->open = now;
     }
     ws_strand_scope(const ws_strand_scope&) = delete;
     ws_strand_scope& operator=(const ws_strand_scope&) = delete;
 
-    // Charge the segment that ends at `now` to `s` (a serial piece: work and span alike).
+    // Charge the segment that ends at `now` to `s` (a serial piece: work and span alike), minus
+    // what the clock reads at its two ends add to it (calibrated: an empty segment).
     static void close(ws_strand& s, std::int64_t now) noexcept {
         if (s.open == ws_paused) return;
-        const std::int64_t d = now - s.open;
+        const std::int64_t d = std::max<std::int64_t>(now - s.open - ws_strand_overhead(), 0);
         s.work += d;
         s.span += d;
         s.burdened += d;
@@ -145,8 +146,10 @@ public:
             span = std::max(span, s.span);
             burdened = std::max(burdened, s.burdened + (i == 0 ? 0 : ws_burden()));
         }
-        parent_->span += span;
-        parent_->burdened += burdened;
+        const std::int64_t fork_cost = ws_join_cost();
+        parent_->work += fork_cost;
+        parent_->span += span + fork_cost;
+        parent_->burdened += burdened + fork_cost;
         ws_current = parent_;
         parent_->open = ws_now();
     }
@@ -238,6 +241,10 @@ void workspan_group_run(Group& g, F&& f) {
     struct resume {
         ws_strand* p;
         ~resume() {
+            const std::int64_t cost = ws_spawn_cost();
+            p->work += cost;
+            p->span += cost;
+            p->burdened += cost;
             ws_current = p;
             p->open = ws_now();
         }
