@@ -112,6 +112,7 @@ task_group::~task_group() {
         std::fprintf(stderr, "crew: a task_group was destroyed while in use: %s\n", e.what());
         std::terminate();
     }
+    if (detail::workspan_groups_pending()) [[unlikely]] detail::workspan_group_end(this);  // crew::workspan
     if (ctx_.nested.load(std::memory_order_acquire)) {  // acquire: as in finish_wait()
         std::lock_guard lock(nesting_mutex);
         unlink_locked(ctx_);
@@ -169,6 +170,7 @@ void task_group::check_not_below_own_task() const {
 }
 
 task_group_status task_group::wait() {
+    if (detail::workspan_active()) [[unlikely]] return detail::workspan_group_wait(*this);  // crew::workspan
     wait_for_children();
     const task_group_status status = finish_wait();
     // acquire: pairs with record()'s release store of error_ready. A child still storing (it was

@@ -12,3 +12,4 @@
 #include "crew/metrics.hpp"
 #include "crew/pool.hpp"
 #include "crew/task_group.hpp"
+#include "crew/workspan.hpp"

@@ -94,6 +94,9 @@ fork_join_result_t<F0, F1, Fs...> fork_join_here(worker& w, std::remove_referenc
 template <class... F>
     requires(sizeof...(F) > 0 && (std::invocable<F> && ...))
 detail::fork_join_result_t<F...> fork_join(F&&... fs) {
+    if constexpr (detail::ws_hookable<F...>)  // crew::workspan measuring (detail/workspan_hooks.hpp)
+        if (detail::workspan_active()) [[unlikely]]
+            return detail::workspan_fork<F...>([](auto&&... b) { return fork_join(std::move(b)...); }, fs...);
     if (detail::worker* w = detail::current_worker) [[likely]]
         return detail::fork_join_here<F...>(*w, fs...);
     return default_pool().run([&] { return detail::fork_join_here<F...>(*detail::current_worker, fs...); });

@@ -16,6 +16,7 @@
 #include "crew/detail/completion.hpp"
 #include "crew/detail/task.hpp"
 #include "crew/detail/worker.hpp"
+#include "crew/detail/workspan_hooks.hpp"
 
 namespace crew {
 
@@ -92,6 +93,9 @@ join_result_t<F, G> join_on(worker& w, std::remove_reference_t<F>& f, std::remov
 // every pool, it runs on the default pool.
 template <class F, class G>
 detail::join_result_t<F, G> join(F&& f, G&& g) {
+    if constexpr (detail::ws_hookable<F, G>)  // crew::workspan measuring (detail/workspan_hooks.hpp)
+        if (detail::workspan_active()) [[unlikely]]
+            return detail::workspan_fork<F, G>([](auto&&... b) { return join(std::move(b)...); }, f, g);
     if (detail::worker* w = detail::current_worker) [[likely]]
         return detail::join_on<F, G>(*w, f, g);
     return default_pool().run([&] { return detail::join_on<F, G>(*detail::current_worker, f, g); });

@@ -13,6 +13,7 @@
 #include "crew/detail/group_count.hpp"
 #include "crew/detail/task.hpp"
 #include "crew/detail/worker.hpp"
+#include "crew/detail/workspan_hooks.hpp"
 
 namespace crew {
 
@@ -112,6 +113,8 @@ public:
     // Starts f as a child. Throws crew::pool_closed_error when the pool is shutting down.
     template <class F>
     void run(F&& f) {
+        if constexpr (detail::ws_hookable<F>)  // crew::workspan measuring (detail/workspan_hooks.hpp)
+            if (detail::workspan_active()) [[unlikely]] return detail::workspan_group_run(*this, std::forward<F>(f));
         using T = detail::group_task<std::decay_t<F>>;
         detail::registry& target = pool_ != nullptr ? *pool_ : detail::current_registry();
         count_.add();  // before the child can start (it calls finish())
