@@ -59,6 +59,8 @@ enum class bug : unsigned {
     state_wake_running_no_notify,  // task_state: a wake while RUNNING does not set NOTIFIED (lost wake)
     remote_push_relaxed,   // frame_cache remote list: push publishes the node with a relaxed CAS
     lifo_hidden_from_recheck,  // the LIFO-slot sleep/wake model: the park re-check ignores LIFO slots
+    susp_wake_ignores_generation,  // suspension_word resolve(): the CAS does not compare the generation
+    susp_relaxed_arm,              // suspension_word arm(): a relaxed CAS (a refused arm misses the canceller's writes)
 };
 
 struct std_atomics {
