@@ -210,6 +210,14 @@ void worker::start_async(bool from_lifo) noexcept {
 }
 
 void worker::push_async(task* t) {
+    push_async_quiet(t);
+    // A full notify (with its fence), not push()'s hinted one: a coroutine task may be queued
+    // behind a long run of the task now running (stranding), so a sleeper must not miss it.
+    lot_.notify_one();
+}
+
+// The ring push alone (the caller notifies).
+void worker::push_async_quiet(task* t) {
     const ring_push how =
         ring_.push_back(t, [this](task* const* items, std::size_t n) { overflow_async_cold(items, n); });
     if (how != ring_push::pushed) [[unlikely]] {
@@ -217,9 +225,6 @@ void worker::push_async(task* t) {
     } else if (std::size_t depth = ring_.size_hint(); depth > max_ring_seen_) [[unlikely]] {
         note_ring_depth_cold(depth);
     }
-    // A full notify (with its fence), not push()'s hinted one: a coroutine task may be queued
-    // behind a long run of the task now running (stranding), so a sleeper must not miss it.
-    lot_.notify_one();
 }
 
 void worker::wake_async(task* t) {
@@ -232,9 +237,13 @@ void worker::wake_async(task* t) {
         lot_.notify_one();
 }
 
+// A yield (yield_now, an exhausted budget, a wake during the run): the run has ended, so this
+// worker goes back to its queues right away and nothing can be stranded behind it; the hinted
+// notify (no fence) only spreads work to a worker that is asleep while no one searches.
 void worker::yield_async(task* t) {
     if (async_budget_left == 0) worker_counters::bump(counters_.budget_yields);
-    push_async(t);
+    push_async_quiet(t);
+    lot_.notify_one_hinted();
 }
 
 // The ring was full: its newest half and the new task go to the injector in one lock acquisition.

@@ -220,6 +220,7 @@ private:
     task* steal_lifo_cold() noexcept;
     task* steal_lifo_from(worker& v) noexcept;
     void start_async(bool from_lifo) noexcept;
+    void push_async_quiet(task* t);
     void overflow_async_cold(task* const* items, std::size_t n);
     void note_ring_depth_cold(std::size_t depth) noexcept;
 
