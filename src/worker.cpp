@@ -161,7 +161,6 @@ task* worker::find_task() {
     if (task* t = find_async_local()) return t;
     if (task* t = steal_round()) return t;
     if (task* t = owner_.injector().pop()) {
-        begin_async_run();  // it may be a coroutine task: a fresh budget
         lifo_runs_ = 0;
         return note_injected(t);
     }
@@ -176,7 +175,6 @@ task* worker::injector_tick_cold() {
     if (injector.empty_hint()) return nullptr;
     task* t = injector.pop();
     if (t == nullptr) return nullptr;
-    begin_async_run();
     lifo_runs_ = 0;
     return note_injected(t);
 }
@@ -217,13 +215,22 @@ task* worker::find_async_local() {
     return nullptr;
 }
 
+// The budget is granted by the runner (async_task.cpp's run_scope), which saves the budget of a
+// coroutine interrupted by a nested run (wait_until helping) and restores it afterwards.
 void worker::start_async(bool from_lifo) noexcept {
     if (!from_lifo) lifo_runs_ = 0;
-    begin_async_run();
     worker_counters::bump(counters_.async_tasks_run);
 }
 
 void worker::push_async(task* t) {
+    push_async_quiet(t);
+    // A full notify (with its fence), not push()'s hinted one: a coroutine task may be queued
+    // behind a long run of the task now running (stranding), so a sleeper must not miss it.
+    lot_.notify_one();
+}
+
+// The ring push alone (the caller notifies).
+void worker::push_async_quiet(task* t) {
     const ring_push how =
         ring_.push_back(t, [this](task* const* items, std::size_t n) { overflow_async_cold(items, n); });
     if (how != ring_push::pushed) [[unlikely]] {
@@ -231,9 +238,6 @@ void worker::push_async(task* t) {
     } else if (std::size_t depth = ring_.size_hint(); depth > max_ring_seen_) [[unlikely]] {
         note_ring_depth_cold(depth);
     }
-    // A full notify (with its fence), not push()'s hinted one: a coroutine task may be queued
-    // behind a long run of the task now running (stranding), so a sleeper must not miss it.
-    lot_.notify_one();
 }
 
 void worker::wake_async(task* t) {
@@ -246,9 +250,13 @@ void worker::wake_async(task* t) {
         lot_.notify_one();
 }
 
+// A yield (yield_now, an exhausted budget, a wake during the run): the run has ended, so this
+// worker goes back to its queues right away and nothing can be stranded behind it; the hinted
+// notify (no fence) only spreads work to a worker that is asleep while no one searches.
 void worker::yield_async(task* t) {
     if (async_budget_left == 0) worker_counters::bump(counters_.budget_yields);
-    push_async(t);
+    push_async_quiet(t);
+    lot_.notify_one_hinted();
 }
 
 // The ring was full: its newest half and the new task go to the injector in one lock acquisition.
@@ -284,17 +292,20 @@ task* worker::steal_lifo_cold() noexcept {
     unsigned victim = static_cast<unsigned>(next_random() % n);
     for (unsigned i = 0; i < n; ++i, victim = victim + 1 == n ? 0 : victim + 1) {
         if (victim == index_) continue;
-        worker& v = owner_.worker_at(victim);
-        if (v.lifo_.load(std::memory_order_relaxed) == nullptr) continue;  // relaxed: a hint
-        // acquire: pairs with the owner's release exchange in wake_async.
-        if (task* t = v.lifo_.exchange(nullptr, std::memory_order_acquire)) {
-            worker_counters::bump(counters_.steals);
-            worker_counters::bump(counters_.steal_operations);
-            start_async(false);
-            return t;
-        }
+        if (task* t = steal_lifo_from(owner_.worker_at(victim))) return t;
     }
     return nullptr;
+}
+
+task* worker::steal_lifo_from(worker& v) noexcept {
+    if (v.lifo_.load(std::memory_order_relaxed) == nullptr) return nullptr;  // relaxed: a hint
+    // acquire: pairs with the owner's release exchange in wake_async.
+    task* t = v.lifo_.exchange(nullptr, std::memory_order_acquire);
+    if (t == nullptr) return nullptr;
+    worker_counters::bump(counters_.steals);
+    worker_counters::bump(counters_.steal_operations);
+    start_async(false);
+    return t;
 }
 
 // One sweep over every other worker from a random start; sweeps again while some steal lost a race
@@ -320,6 +331,9 @@ task* worker::steal_round() {
             worker_counters::bump(lost_race ? counters_.failed_steals_lost : counters_.failed_steals_empty);
             lost |= lost_race;
             if (task* t = steal_async_cold(v, lost)) return t;
+            if constexpr (lifo_always_stealable) {  // Tokio's shape (see async_schedule.hpp)
+                if (task* t = steal_lifo_from(v)) return t;
+            }
         }
         if (lost) continue;
         // The last pass: after a park was called off for visible work, or a few spin rounds in.
@@ -423,6 +437,7 @@ void worker::note_park_end() noexcept {
 
 task* worker::note_injected(task* t) noexcept {
     worker_counters::bump(counters_.injector_pops);
+    if (is_async_task(t)) worker_counters::bump(counters_.async_tasks_run);  // spawned from outside
     trace::injector_pop(trace_);
     note_started(*this, t);
     return t;

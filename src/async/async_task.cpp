@@ -5,6 +5,7 @@
 
 #include "crew/async/detail/waiter.hpp"
 #include "crew/detail/registry.hpp"
+#include "crew/detail/worker.hpp"
 
 namespace crew::detail {
 
@@ -37,6 +38,8 @@ private:
 using state_t = task_state<>;
 
 }  // namespace
+
+bool is_async_task(const task* t) noexcept { return t->execute == &async_task::run; }
 
 async_task* async_task::create(registry& r, std::coroutine_handle<> root, promise_base* promise) {
     void* memory = allocate_frame(sizeof(async_task));
@@ -77,7 +80,7 @@ void async_task::run_once() noexcept {
         run_scope scope(this);
         // acquire: pairs with the resolving CAS. A suspension still waiting means this entry
         // came from a stale notification (e.g. a retracted suspension): do not resume.
-        if ((susp.load(std::memory_order_acquire) & phase_mask) != phase_waiting) resume_point.resume();
+        if (susp.phase() != phase_waiting) resume_point.resume();
     }
     if (root_done) {
         complete(2);  // the entry that ran, and the list's
@@ -150,16 +153,9 @@ void async_task::wake_by_ref(async_wake how) noexcept {
 }
 
 void async_task::request_cancel() noexcept {
-    std::uint64_t s = susp.load(std::memory_order_relaxed);
-    bool resolve = false;
-    for (;;) {
-        if ((s & cancel_requested_bit) != 0) return;
-        resolve = (s & phase_mask) == phase_waiting && (s & cancellable_bit) != 0;
-        std::uint64_t next = s | cancel_requested_bit;
-        if (resolve) next = (next & ~phase_mask) | phase_cancelled;
-        // acq_rel: pairs with prepare_suspend's CAS (both ways) and with cancel_requested().
-        if (susp.compare_exchange_weak(s, next, std::memory_order_acq_rel, std::memory_order_relaxed)) break;
-    }
+    bool first = false;
+    const bool resolve = susp.request_cancel(first);  // acq_rel: see suspension_word
+    if (!first) return;
     if (resolve) wake_by_ref(async_wake::wake);
     lock_hooks();
     for (cancel_hook* h = hooks_; h != nullptr; h = h->next) h->on_cancel(h);
@@ -222,39 +218,68 @@ void async_task::shut_down() noexcept {
     complete(1);  // the list's reference (the drain unlinked it already)
 }
 
+void async_task_list::shard::lock() noexcept {
+    // acquire: pairs with unlock()'s release (the links written by the previous holder).
+    for (unsigned spins = 0; locked.exchange(true, std::memory_order_acquire); ++spins) {
+        while (locked.load(std::memory_order_relaxed)) {  // relaxed: a hint; the exchange decides
+            if (++spins < 64) std_atomics::pause();
+            else std_atomics::yield();
+        }
+    }
+}
+
+void async_task_list::shard::unlock() noexcept { locked.store(false, std::memory_order_release); }
+
+unsigned async_task_list::shard_of_caller() noexcept {
+    worker* w = current_worker;
+    return w == nullptr ? 0 : w->index() % shard_count;
+}
+
 bool async_task_list::add(async_task* t) noexcept {
-    std::lock_guard lock(mutex_);
-    if (closed_) return false;
+    const unsigned i = shard_of_caller();
+    shard& s = shards_[i];
+    s.lock();
+    if (s.closed) {
+        s.unlock();
+        return false;
+    }
     t->list_prev = nullptr;
-    t->list_next = head_;
-    if (head_ != nullptr) head_->list_prev = t;
-    head_ = t;
+    t->list_next = s.head;
+    if (s.head != nullptr) s.head->list_prev = t;
+    s.head = t;
+    t->list_shard = static_cast<std::uint8_t>(i);
     t->listed = true;
+    s.unlock();
     return true;
 }
 
-void async_task_list::remove(async_task* t) noexcept {
-    std::lock_guard lock(mutex_);
-    if (!t->listed) return;
+void async_task_list::unlink(shard& s, async_task* t) noexcept {
     if (t->list_prev != nullptr) t->list_prev->list_next = t->list_next;
-    else head_ = t->list_next;
+    else s.head = t->list_next;
     if (t->list_next != nullptr) t->list_next->list_prev = t->list_prev;
     t->listed = false;
 }
 
+void async_task_list::remove(async_task* t) noexcept {
+    // list_shard was written before the task was queued (the queue hand-off orders it) or, by
+    // migrate(), on the thread that calls remove() next.
+    shard& s = shards_[t->list_shard];
+    s.lock();
+    if (t->listed) unlink(s, t);
+    s.unlock();
+}
+
 void async_task_list::drain() noexcept {
-    for (;;) {
-        async_task* t;
-        {
-            std::lock_guard lock(mutex_);
-            closed_ = true;
-            t = head_;
-            if (t == nullptr) return;
-            head_ = t->list_next;
-            if (head_ != nullptr) head_->list_prev = nullptr;
-            t->listed = false;
+    for (shard& s : shards_) {
+        for (;;) {
+            s.lock();
+            s.closed = true;
+            async_task* t = s.head;
+            if (t != nullptr) unlink(s, t);
+            s.unlock();
+            if (t == nullptr) break;
+            t->shut_down();  // outside the lock: destroying frames may touch other tasks
         }
-        t->shut_down();  // outside the lock: destroying frames may touch other tasks
     }
 }
 

@@ -14,9 +14,12 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "reliability/model_fork.hpp"  // includes model_scenarios.hpp
+#include "reliability/model_task_word.hpp"
 
 namespace crew_model {
 
@@ -42,6 +45,11 @@ const scenario correct_scenarios[scenario_count] = {
     parking_lifo_scenario<bug::none>("parking_with_lifo_slots"),
     remote_list_scenario<bug::none>("frame_remote_list"),
     fork_scenario<bug::none>("fork_request_promote_steal"),
+};
+
+const scenario task_word_scenarios[task_word_scenario_count] = {
+    task_word_scenario<bug::none, false>("task_word_wake_stale_wake"),
+    task_word_scenario<bug::none, true>("task_word_cancel_wake_drop"),
 };
 
 namespace {
@@ -72,7 +80,9 @@ void arm_watchdog(unsigned long long schedules, int scenarios) {
 
 int check(const std::string& which, unsigned long long schedules) {
     int failures = 0, ran = 0;
-    for (const scenario& s : correct_scenarios) {
+    std::vector<scenario> all(std::begin(correct_scenarios), std::end(correct_scenarios));
+    all.insert(all.end(), std::begin(task_word_scenarios), std::end(task_word_scenarios));
+    for (const scenario& s : all) {
         if (which != "all" && which != s.name) continue;
         ++ran;
         running = s.name;
@@ -89,7 +99,9 @@ int check(const std::string& which, unsigned long long schedules) {
 }
 
 int teeth(const std::string& which, unsigned long long schedules) {
-    for (const bug_entry& b : bugs) {
+    std::vector<bug_entry> all(std::begin(bugs), std::end(bugs));
+    all.insert(all.end(), std::begin(task_word_bugs), std::end(task_word_bugs));
+    for (const bug_entry& b : all) {
         if (which != b.name) continue;
         for (int i = 0; i < b.count; ++i) {
             const scenario& s = b.scenarios[i];
@@ -118,7 +130,9 @@ int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
     if (mode == "list") {
         for (const scenario& s : correct_scenarios) std::printf("scenario %s\n", s.name);
+        for (const scenario& s : task_word_scenarios) std::printf("scenario %s\n", s.name);
         for (const bug_entry& b : bugs) std::printf("bug %s\n", b.name);
+        for (const bug_entry& b : task_word_bugs) std::printf("bug %s\n", b.name);
         return 0;
     }
     if ((mode != "check" && mode != "teeth") || argc < 3) {
@@ -135,6 +149,6 @@ int main(int argc, char** argv) {
         return 2;
     }
     const std::string which = argv[2];
-    arm_watchdog(schedules, which == "all" ? scenario_count : mode == "teeth" ? 5 : 1);
+    arm_watchdog(schedules, which == "all" ? scenario_count + task_word_scenario_count : mode == "teeth" ? 5 : 1);
     return mode == "check" ? check(argv[2], schedules) : teeth(argv[2], schedules);
 }

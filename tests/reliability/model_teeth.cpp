@@ -6,6 +6,7 @@
 // models C++11 release sequences, which still include later relaxed stores of the same thread, so
 // no scenario could catch it; chase_lev.hpp's header comment carries that argument instead.
 #include "reliability/model_fork.hpp"  // includes model_scenarios.hpp
+#include "reliability/model_task_word.hpp"
 
 namespace crew_model {
 namespace {
@@ -42,6 +43,10 @@ constexpr scenario state_teeth[] = {task_state_scenario<Bug, false>("task_state_
                                     task_state_scenario<Bug, true>("task_state_cancel_wake_run")};
 
 template <bug Bug>
+constexpr scenario task_word_teeth[] = {task_word_scenario<Bug, false>("task_word_wake_stale_wake"),
+                                        task_word_scenario<Bug, true>("task_word_cancel_wake_drop")};
+
+template <bug Bug>
 constexpr scenario lifo_teeth[] = {parking_lifo_scenario<Bug>("parking_with_lifo_slots")};
 template <bug Bug>
 constexpr scenario fork_teeth[] = {fork_scenario<Bug>("fork_request_promote_steal")};
@@ -70,6 +75,11 @@ const bug_entry bugs[bug_count] = {
     {"remote_push_relaxed", remote_teeth<bug::remote_push_relaxed>, 1},
     {"fork_promoted_run_inline", fork_teeth<bug::fork_promoted_run_inline>, 1},
     {"fork_top_not_lowered", fork_teeth<bug::fork_top_not_lowered>, 1},
+};
+
+const bug_entry task_word_bugs[task_word_bug_count] = {
+    {"susp_wake_ignores_generation", task_word_teeth<bug::susp_wake_ignores_generation>, 2},
+    {"susp_relaxed_arm", task_word_teeth<bug::susp_relaxed_arm>, 2},
 };
 
 }  // namespace crew_model

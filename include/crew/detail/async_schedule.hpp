@@ -35,11 +35,25 @@ enum class async_wake : std::uint8_t {
     yield,  // re-queued by yield_now or an exhausted budget: the back of the ring
 };
 
+// Is `t` a spawned coroutine task (async_task::run)? The worker counts coroutine runs that came
+// through the injector with it. Defined in src/async/async_task.cpp.
+bool is_async_task(const task* t) noexcept;
+
+// The LIFO slot's stealability. 0 (the default, Go's compromise): thieves look at other workers'
+// LIFO slots only on the last pass of a steal round, after every deque and ring came up empty.
+// 1 (Tokio's shape with its LIFO slot stealable): a thief looks at each victim's slot right after
+// its ring. Measured on async_ping_pong and async_spawn_await in docs/BENCHMARKS.md.
+#ifndef CREW_ASYNC_LIFO_ALWAYS_STEALABLE
+#define CREW_ASYNC_LIFO_ALWAYS_STEALABLE 0
+#endif
+inline constexpr bool lifo_always_stealable = CREW_ASYNC_LIFO_ALWAYS_STEALABLE != 0;
+
 // Queue `t` on `r` (see above). Defined in src/async_schedule.cpp.
 bool schedule_async(registry& r, task* t, async_wake how);
 
-// The budget of the coroutine task running on this thread. The runner sets it (begin_async_run)
-// before resuming a task; awaitables spend it.
+// The budget of the coroutine task running on this thread. The runner (async_task.cpp) saves it,
+// sets it (begin_async_run) before resuming a task and restores it after the run, so a coroutine
+// whose worker helps inside crew::join (a nested run) keeps what it had; awaitables spend it.
 inline constexpr std::uint32_t async_budget = 128;
 inline constinit thread_local std::uint32_t async_budget_left
     __attribute__((tls_model("initial-exec"))) = async_budget;

@@ -61,6 +61,8 @@ enum class bug : unsigned {
     lifo_hidden_from_recheck,  // the LIFO-slot sleep/wake model: the park re-check ignores LIFO slots
     fork_promoted_run_inline,  // fork_stack take_back(): a promoted job is also taken back inline
     fork_top_not_lowered,      // fork_stack take_back(): top_ is not lowered after a promoted take-back
+    susp_wake_ignores_generation,  // suspension_word resolve(): the CAS does not compare the generation
+    susp_relaxed_arm,              // suspension_word arm(): a relaxed CAS (a refused arm misses the canceller's writes)
 };
 
 struct std_atomics {

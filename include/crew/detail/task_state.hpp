@@ -258,4 +258,92 @@ private:
     typename Policy::template atomic<std::uint64_t> word_;
 };
 
+// The suspension word of one coroutine task (crew/async/detail/async_task.hpp's `susp`; the
+// protocol is waiter.hpp's). One atomic word:
+//   bits 0-1  phase: none (running, or resumed after a retract/yield), waiting (armed, not yet
+//             resolved), signaled, cancelled
+//   bit 2     cancel requested (sticky: set once by request_cancel())
+//   bit 3     the armed suspension is cancellable
+//   bits 4-63 the generation: +1 for every armed suspension, so a waker of an earlier suspension
+//             can never resolve a later one (resolve() compares the generation).
+// Exactly one party moves a suspension out of `waiting` (one CAS): a waker (-> signaled), the
+// canceller (-> cancelled) or the task itself (retract, -> none). Every write is an RMW.
+// Orderings: arm() acq_rel (acquire: pairs with request_cancel()'s CAS, whose hooks' writes the
+// task then sees; release: the arm happens before the waker is published). resolve() and
+// request_cancel() acq_rel (release: what the resolver handed over, read by the resumed task after
+// phase()'s acquire; acquire: pairs with arm()). phase()/cancel_requested(): acquire, partner the
+// resolving CAS. Model: tests/reliability/model_task_word.hpp (with teeth).
+template <class Policy = std_atomics>
+class suspension_word {
+public:
+    static constexpr std::uint64_t phase_mask = 3;
+    static constexpr std::uint64_t phase_none = 0;
+    static constexpr std::uint64_t phase_waiting = 1;
+    static constexpr std::uint64_t phase_signaled = 2;
+    static constexpr std::uint64_t phase_cancelled = 3;
+    static constexpr std::uint64_t cancel_requested_bit = 4;
+    static constexpr std::uint64_t cancellable_bit = 8;
+    static constexpr std::uint64_t gen_one = 16;
+    static constexpr std::uint64_t gen_mask = ~(gen_one - 1);
+
+    suspension_word() noexcept = default;
+    suspension_word(const suspension_word&) = delete;
+    suspension_word& operator=(const suspension_word&) = delete;
+
+    // The task arms a new suspension (on its own thread). Returns its generation, or 0 when the
+    // suspension is cancellable and cancellation was requested (then phase() is cancelled: do not
+    // suspend). Generations start at gen_one, so 0 never names a suspension.
+    std::uint64_t arm(bool is_cancellable) noexcept {
+        std::uint64_t s = word_.load(std::memory_order_relaxed);
+        for (;;) {
+            const std::uint64_t gen = (s | (gen_one - 1)) + 1;  // the next generation
+            const bool refuse = is_cancellable && (s & cancel_requested_bit) != 0;
+            std::uint64_t next = gen | (s & cancel_requested_bit);
+            next |= refuse ? phase_cancelled : phase_waiting | (is_cancellable ? cancellable_bit : 0);
+            constexpr auto order = Policy::injected_bug == bug::susp_relaxed_arm ? std::memory_order_relaxed
+                                                                                  : std::memory_order_acq_rel;
+            if (word_.compare_exchange_weak(s, next, order, std::memory_order_relaxed))
+                return refuse ? 0 : gen;
+        }
+    }
+
+    // waiting(gen) -> `phase` in one CAS (a waker: signaled; the task's retract: none). False: the
+    // suspension is no longer waiting (resolved by someone else, or a later one is armed).
+    bool resolve(std::uint64_t gen, std::uint64_t phase) noexcept {
+        std::uint64_t s = word_.load(std::memory_order_relaxed);
+        for (;;) {
+            const bool same_gen =
+                Policy::injected_bug == bug::susp_wake_ignores_generation || (s & gen_mask) == gen;
+            if (!same_gen || (s & phase_mask) != phase_waiting) return false;
+            const std::uint64_t next = (s & ~phase_mask) | phase;
+            if (word_.compare_exchange_weak(s, next, std::memory_order_acq_rel, std::memory_order_relaxed)) return true;
+        }
+    }
+
+    // Set the sticky cancel bit (any thread). Returns true when this call also moved a cancellable
+    // waiting suspension to cancelled (the caller queues the task); false when it did not, or when
+    // cancellation was requested before (idempotent).
+    bool request_cancel(bool& first) noexcept {
+        std::uint64_t s = word_.load(std::memory_order_relaxed);
+        for (;;) {
+            first = (s & cancel_requested_bit) == 0;
+            if (!first) return false;
+            const bool take = (s & phase_mask) == phase_waiting && (s & cancellable_bit) != 0;
+            std::uint64_t next = s | cancel_requested_bit;
+            if (take) next = (next & ~phase_mask) | phase_cancelled;
+            if (word_.compare_exchange_weak(s, next, std::memory_order_acq_rel, std::memory_order_relaxed))
+                return take;
+        }
+    }
+
+    // The phase of the last suspension (the task's thread, after it was resumed; or the runner).
+    std::uint64_t phase() const noexcept { return word_.load(std::memory_order_acquire) & phase_mask; }
+    bool cancel_requested() const noexcept {
+        return (word_.load(std::memory_order_acquire) & cancel_requested_bit) != 0;
+    }
+
+private:
+    typename Policy::template atomic<std::uint64_t> word_{0};
+};
+
 }  // namespace crew::detail

@@ -241,7 +241,9 @@ private:
     task* find_async_local();
     task* steal_async_cold(worker& victim, bool& lost) noexcept;
     task* steal_lifo_cold() noexcept;
+    task* steal_lifo_from(worker& v) noexcept;
     void start_async(bool from_lifo) noexcept;
+    void push_async_quiet(task* t);
     void overflow_async_cold(task* const* items, std::size_t n);
     void note_ring_depth_cold(std::size_t depth) noexcept;
 

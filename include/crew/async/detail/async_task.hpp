@@ -9,13 +9,8 @@
 // header is freed when the task_state reference count reaches zero, the root frame by whoever owns
 // the result (the join handle, or the runner when the handle is gone).
 //
-// The suspension word `susp` (the per-suspension node of waiter.hpp) is one atomic word:
-//   bits 0-1  phase: none (running, or resumed after a retract/yield), waiting (armed, not yet
-//             resolved), signaled, cancelled
-//   bit 2     cancel requested (sticky: set once by request_cancel())
-//   bit 3     the armed suspension is cancellable
-//   bits 4-63 the generation: +1 for every armed suspension, so a waker of an earlier suspension
-//             can never resolve a later one (its CAS compares the generation).
+// The suspension word `susp` (suspension_word in task_state.hpp: phase, sticky cancel bit,
+// cancellable bit, generation) is one atomic word.
 // Exactly one party moves a suspension out of `waiting` (one CAS): a waker (-> signaled, then it
 // queues the task with the reference it holds) or the canceller (-> cancelled, then it queues the
 // task by reference). The runner never resumes a task whose current suspension is still waiting
@@ -72,21 +67,18 @@ inline constexpr std::uint32_t max_inline_transfers = 1024;
 
 class async_task : public task {
 public:
-    static constexpr std::uint64_t phase_mask = 3;
-    static constexpr std::uint64_t phase_none = 0;
-    static constexpr std::uint64_t phase_waiting = 1;
-    static constexpr std::uint64_t phase_signaled = 2;
-    static constexpr std::uint64_t phase_cancelled = 3;
-    static constexpr std::uint64_t cancel_requested_bit = 4;
-    static constexpr std::uint64_t cancellable_bit = 8;
-    static constexpr std::uint64_t gen_one = 16;
+    using susp_word = suspension_word<>;
+    static constexpr std::uint64_t phase_none = susp_word::phase_none;
+    static constexpr std::uint64_t phase_waiting = susp_word::phase_waiting;
+    static constexpr std::uint64_t phase_signaled = susp_word::phase_signaled;
+    static constexpr std::uint64_t phase_cancelled = susp_word::phase_cancelled;
 
     // A header for the spawned root coroutine `root` (its promise at `promise`), on pool `r`.
     static async_task* create(registry& r, std::coroutine_handle<> root, promise_base* promise);
 
     task_state<> state;
-    // The suspension word (see the header). RMW by the task (arm/retract), wakers and the canceller.
-    std_atomics::atomic<std::uint64_t> susp{0};
+    // The suspension word (task_state.hpp). RMW by the task (arm/retract), wakers and the canceller.
+    susp_word susp;
     registry* owner;  // written only while RUNNING (migrate); read by whoever queues the task after that
     std::coroutine_handle<> resume_point;  // the coroutine to resume next; written only while RUNNING
     std::coroutine_handle<> root;          // the spawned coroutine; destroyed by the result's owner
@@ -94,8 +86,9 @@ public:
     bool root_done = false;         // written while RUNNING (the root's final suspend)
     bool frame_destroyed = false;   // the shutdown drain destroyed the root before it finished
     join_slot join;                 // see task_state.hpp's join waker rules
-    async_task* list_prev = nullptr;  // async_task_list links (under its mutex)
+    async_task* list_prev = nullptr;  // async_task_list links (under the lock of shard list_shard)
     async_task* list_next = nullptr;
+    std::uint8_t list_shard = 0;  // written by add() before the task is queued; read by remove()
     bool listed = false;
 
     // detail::task::execute: a worker popped a queue entry of this task.
@@ -104,10 +97,7 @@ public:
     // Cancellation (any thread holding a reference): sets the sticky bit; resolves a cancellable
     // waiting suspension as cancelled and queues the task; runs the cancel hooks. Idempotent.
     void request_cancel() noexcept;
-    bool cancel_requested() const noexcept {
-        // acquire: pairs with request_cancel()'s CAS (the hooks' and the canceller's writes).
-        return (susp.load(std::memory_order_acquire) & cancel_requested_bit) != 0;
-    }
+    bool cancel_requested() const noexcept { return susp.cancel_requested(); }
     // False: cancellation was requested already (the hook was not linked; act on it yourself).
     bool add_cancel_hook(cancel_hook* h) noexcept;
     // After it returns, the hook is not running and will not run.

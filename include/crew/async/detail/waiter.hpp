@@ -126,16 +126,7 @@ public:
 
     // waiting(gen) -> `phase` in one CAS; false when the suspension is no longer waiting.
     static bool resolve(async_task* t, std::uint64_t gen, std::uint64_t phase) noexcept {
-        std::uint64_t s = t->susp.load(std::memory_order_relaxed);
-        for (;;) {
-            if ((s & ~(async_task::gen_one - 1)) != gen || (s & async_task::phase_mask) != async_task::phase_waiting)
-                return false;
-            const std::uint64_t next = (s & ~async_task::phase_mask) | phase;
-            // acq_rel: release publishes what the waker handed over (read by the resumed
-            // coroutine after the queue hand-off); acquire pairs with prepare_suspend's CAS.
-            if (t->susp.compare_exchange_weak(s, next, std::memory_order_acq_rel, std::memory_order_relaxed))
-                return true;
-        }
+        return t->susp.resolve(gen, phase);
     }
 
 private:
@@ -154,21 +145,10 @@ inline async_task& this_async_task() noexcept { return *current_async_task; }
 inline waker prepare_suspend(std::coroutine_handle<> h, cancellable c = cancellable::yes) noexcept {
     async_task& t = this_async_task();
     t.resume_point = h;
-    std::uint64_t s = t.susp.load(std::memory_order_relaxed);
-    for (;;) {
-        const std::uint64_t gen = (s | (async_task::gen_one - 1)) + 1;  // the next generation
-        const bool refuse = c == cancellable::yes && (s & async_task::cancel_requested_bit) != 0;
-        std::uint64_t next = gen | (s & async_task::cancel_requested_bit);
-        next |= refuse ? async_task::phase_cancelled
-                       : async_task::phase_waiting | (c == cancellable::yes ? async_task::cancellable_bit : 0);
-        // acq_rel: acquire pairs with request_cancel()'s CAS; release orders the arm before the
-        // waker is published (the waker's resolve CAS reads this value).
-        if (t.susp.compare_exchange_weak(s, next, std::memory_order_acq_rel, std::memory_order_relaxed)) {
-            if (refuse) return {};
-            t.state.ref_inc();  // the waker's reference (we hold the running entry's: count > 0)
-            return waker(&t, gen);
-        }
-    }
+    const std::uint64_t gen = t.susp.arm(c == cancellable::yes);
+    if (gen == 0) return {};
+    t.state.ref_inc();  // the waker's reference (we hold the running entry's: count > 0)
+    return waker(&t, gen);
 }
 
 // Un-arm a suspension whose waker was never handed out, or taken back (see the header).
@@ -181,9 +161,9 @@ inline bool retract_suspend(waker& w) noexcept {
 
 // In await_resume: what ended the current task's last suspension.
 inline wake_reason resume_reason() noexcept {
-    // acquire: pairs with the resolving CAS (the canceller's or the waker's).
-    const std::uint64_t s = this_async_task().susp.load(std::memory_order_acquire);
-    return (s & async_task::phase_mask) == async_task::phase_cancelled ? wake_reason::cancelled : wake_reason::signaled;
+    // acquire (phase()): pairs with the resolving CAS (the canceller's or the waker's).
+    return this_async_task().susp.phase() == async_task::phase_cancelled ? wake_reason::cancelled
+                                                                         : wake_reason::signaled;
 }
 
 [[noreturn]] inline void throw_cancelled() { throw cancelled_error(); }

@@ -1,0 +1,210 @@
+// tests/reliability/model_task_word.hpp -- a Relacy model of one coroutine task's two words
+// together: the task state (task_state<Policy>) and the suspension word (suspension_word<Policy>),
+// driven as src/async/async_task.cpp and crew/async/detail/waiter.hpp drive them.
+//
+// One mock task, born queued (the entry's reference, the handle's, and with Cancel the
+// canceller's). Its coroutine is a three-step machine, run only under RUNNING:
+//   step 0: arm suspension 1 (cancellable) and publish its waker W1 in slot a; suspend.
+//   step 1: resumed: signaled -> the payload W1 handed over must be visible; cancelled -> the
+//           canceller's note must be visible; catch it, take W1 back if it is still in slot a.
+//           Arm suspension 2 (not cancellable) and publish W2 in slot b; suspend.
+//   step 2: resumed: must be signaled by W2, with W2's payload visible; the task completes.
+// (A refused arm -- cancellation requested before -- reads the note and goes on, as a
+// coroutine that catches crew::cancelled_error.) Thread 0 is a worker; thread 1 fires slot a and
+// slot b (write the payload, resolve, wake by value; a failed resolve drops the reference) and
+// then works; thread 2 cancels (Cancel: note, request_cancel, wake by reference) and drops the
+// handle. after() fires what is left and runs every entry.
+// Checked: the frame is never resumed on two threads at once (an rl::var), at most one resume per
+// suspension, a late W1 (its suspension was cancelled) never resolves suspension 2, the task
+// completes exactly once, its result is dropped once, and the header is freed exactly once and
+// never touched after.
+// Teeth (model_teeth.cpp): susp_wake_ignores_generation (the late W1 resolves suspension 2: the
+// task resumes without W2's payload) and susp_relaxed_arm (a refused arm does not acquire the
+// canceller's writes: a data race on the note).
+#pragma once
+
+#include <cstdint>
+
+#include "crew/detail/task_state.hpp"
+
+namespace crew_model {
+
+template <class Policy, bool Cancel>
+struct task_word_model : rl::test_suite<task_word_model<Policy, Cancel>, 3> {
+    using state = crew::detail::task_state<Policy>;
+    using word = crew::detail::suspension_word<Policy>;
+    aligned_box<state> st{std::uint64_t{Cancel ? 3u : 2u}};  // entry, handle (, canceller)
+    aligned_box<word> susp;
+    model_mutex queue_lock;
+    int entries = 1;  // guarded by queue_lock
+    model_atomic<std::uint64_t> slot_a{0}, slot_b{0};  // a published waker's generation (0: none)
+    rl::var<int> frame, step, payload_a, payload_b, note;
+    int completed = 0, results_dropped = 0, freed = 0, resumes[3] = {0, 0, 0};  // ghosts
+
+    task_word_model() {
+        frame(RL_INFO) = 0;
+        step(RL_INFO) = 0;
+        payload_a(RL_INFO) = 0;
+        payload_b(RL_INFO) = 0;
+        note(RL_INFO) = 0;
+    }
+
+    void alive() { RL_ASSERT(freed == 0); }
+    void free_header() {
+        RL_ASSERT(freed == 0);
+        ++freed;
+    }
+    void release() {
+        if (st->ref_dec()) free_header();
+    }
+    void submit() {
+        queue_lock.lock();
+        ++entries;
+        queue_lock.unlock();
+    }
+    bool take_entry() {
+        queue_lock.lock();
+        bool got = entries > 0;
+        if (got) --entries;
+        queue_lock.unlock();
+        return got;
+    }
+
+    // async_task::run + run_once + after_run.
+    void run() {
+        alive();
+        switch (st->transition_to_running()) {
+            case crew::detail::run_result::failed: return;
+            case crew::detail::run_result::dealloc: free_header(); return;
+            case crew::detail::run_result::cancelled: complete(); return;  // not used: no state.cancel()
+            case crew::detail::run_result::success: break;
+        }
+        frame(RL_INFO) = frame(RL_INFO) + 1;  // never on two threads at once
+        bool done = false;
+        if (susp->phase() != word::phase_waiting) done = resume();  // else a stale entry
+        if (done) return complete();
+        switch (st->transition_to_idle()) {
+            case crew::detail::idle_result::ok: return;
+            case crew::detail::idle_result::ok_notified: submit(); return;
+            case crew::detail::idle_result::ok_dealloc: free_header(); return;
+            case crew::detail::idle_result::cancelled: complete(); return;
+        }
+    }
+
+    // The coroutine body from its current step; true when it finished.
+    bool resume() {
+        const int at = step(RL_INFO);
+        if (at == 2) {
+            RL_ASSERT(++resumes[2] == 1);
+            RL_ASSERT(susp->phase() == word::phase_signaled);  // not cancellable
+            RL_ASSERT(payload_b(RL_INFO) == 1);                // W2 delivered, not a late W1
+            return true;
+        }
+        if (at == 1) {
+            RL_ASSERT(++resumes[1] == 1);
+            if (susp->phase() == word::phase_signaled) {
+                RL_ASSERT(payload_a(RL_INFO) == 1);
+            } else {
+                RL_ASSERT(note(RL_INFO) == 1);  // caught cancelled_error
+                // Unlink our waker if no waker took it (a waker that did fails its resolve).
+                if (slot_a.exchange(0, std::memory_order::acq_rel) != 0) release();
+            }
+            return arm_and_publish(false, slot_b, 2);
+        }
+        return arm_and_publish(true, slot_a, 1);
+    }
+
+    bool arm_and_publish(bool cancellable, model_atomic<std::uint64_t>& slot, int next_step) {
+        const std::uint64_t gen = susp->arm(cancellable);
+        if (gen == 0) {  // cancellation requested before: catch it and go on
+            RL_ASSERT(note(RL_INFO) == 1);
+            return arm_and_publish(false, slot_b, 2);
+        }
+        step(RL_INFO) = next_step;
+        st->ref_inc();                                 // the waker's reference
+        slot.store(gen, std::memory_order::release);  // publish (a waiter list's lock, in crew)
+        return false;
+    }
+
+    void complete() {
+        std::uint64_t snap = st->transition_to_complete();
+        ++completed;
+        if ((snap & state::join_interest) == 0) drop_result();
+        if (st->transition_to_terminal(1)) free_header();
+    }
+    void drop_result() { ++results_dropped; }
+
+    // A waker fires: deliver, resolve, queue (waker::wake).
+    void fire(model_atomic<std::uint64_t>& slot, rl::var<int>& payload) {
+        const std::uint64_t gen = slot.exchange(0, std::memory_order::acq_rel);
+        if (gen == 0) return;
+        alive();
+        payload(RL_INFO) = 1;
+        if (!susp->resolve(gen, word::phase_signaled)) {
+            release();
+            return;
+        }
+        switch (st->transition_to_notified_by_val()) {
+            case crew::detail::notify_result::submit: submit(); return;
+            case crew::detail::notify_result::dealloc: free_header(); return;
+            case crew::detail::notify_result::do_nothing: return;
+        }
+    }
+
+    void drop_handle() {
+        alive();
+        crew::detail::join_drop d = st->unset_join_interested();
+        if (d.drop_output) drop_result();
+        release();
+    }
+
+    void work(int attempts) {
+        for (int i = 0; i < attempts; ++i)
+            if (take_entry()) run();
+    }
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            work(3);
+        } else if (index == 1) {
+            fire(slot_a, payload_a);
+            fire(slot_b, payload_b);
+            work(2);
+        } else {
+            if (Cancel) {
+                alive();
+                note(RL_INFO) = 1;
+                bool first = false;
+                if (susp->request_cancel(first) &&
+                    st->transition_to_notified_by_ref() == crew::detail::notify_result::submit)
+                    submit();
+                release();  // the canceller's reference
+            }
+            drop_handle();
+        }
+    }
+
+    void after() {
+        for (int round = 0; round < 4; ++round) {
+            fire(slot_a, payload_a);
+            fire(slot_b, payload_b);
+            while (take_entry()) run();
+        }
+        RL_ASSERT(completed == 1);
+        RL_ASSERT(results_dropped == 1);
+        RL_ASSERT(freed == 1);
+    }
+};
+
+template <bug Bug, bool Cancel>
+constexpr scenario task_word_scenario(const char* name) {
+    return {name, &simulate<task_word_model<relacy_atomics<Bug>, Cancel>>};
+}
+
+// Registered in model_check.cpp (the correct code) and model_teeth.cpp (the bugs).
+inline constexpr int task_word_scenario_count = 2;
+extern const scenario task_word_scenarios[task_word_scenario_count];
+inline constexpr int task_word_bug_count = 2;
+extern const bug_entry task_word_bugs[task_word_bug_count];
+
+}  // namespace crew_model
