@@ -41,15 +41,16 @@ std::int64_t calibrate_overhead(bool cpu) {
     ws_strand* const saved = std::exchange(ws_current, nullptr);
     ws_cpu_clock.store(cpu, std::memory_order_relaxed);
     ws_overhead_ns.store(0, std::memory_order_relaxed);
-    constexpr int n = 20000;
-    std::int64_t total = 0;
-    for (int i = 0; i < n; ++i) {
+    // The median: an interrupt or a preemption inside one of them must not move the calibration.
+    std::vector<std::int64_t> samples(20001);
+    for (auto& sample : samples) {
         ws_strand s;
         { ws_strand_scope scope(s); }
-        total += s.work;
+        sample = s.work;
     }
     ws_current = saved;
-    return total / n;
+    std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
+    return samples[samples.size() / 2];
 }
 
 // Plain fork points, many times, on a private 1-worker pool: the ns per empty join and per empty
