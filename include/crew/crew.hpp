@@ -10,5 +10,6 @@
 #include "crew/isolate.hpp"
 #include "crew/join.hpp"
 #include "crew/metrics.hpp"
+#include "crew/net.hpp"
 #include "crew/pool.hpp"
 #include "crew/task_group.hpp"
