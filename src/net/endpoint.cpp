@@ -12,7 +12,9 @@ namespace crew::net {
 namespace {
 
 [[noreturn]] void bad_endpoint(std::string_view text, const char* why) {
-    throw std::invalid_argument("crew::net::endpoint::parse: \"" + std::string(text) + "\": " + why);
+    std::string msg = "crew::net::endpoint::parse: \"";
+    msg.append(text).append("\": ").append(why);
+    throw std::invalid_argument(msg);
 }
 
 std::uint16_t parse_port(std::string_view all, std::string_view p) {
@@ -97,12 +99,16 @@ socklen_t endpoint::size() const noexcept {
 
 std::string endpoint::to_string() const {
     char buf[INET6_ADDRSTRLEN] = {};
+    std::string out;
     if (is_v6()) {
         ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage_)->sin6_addr, buf, sizeof buf);
-        return "[" + std::string(buf) + "]:" + std::to_string(port());
+        out.append("[").append(buf).append("]");
+    } else {
+        ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage_)->sin_addr, buf, sizeof buf);
+        out.append(buf);
     }
-    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage_)->sin_addr, buf, sizeof buf);
-    return std::string(buf) + ":" + std::to_string(port());
+    out.append(":").append(std::to_string(port()));
+    return out;
 }
 
 bool operator==(const endpoint& a, const endpoint& b) noexcept {

@@ -220,3 +220,24 @@ TEST_P(tcp_suite, ten_thousand_connections_no_descriptor_leak) {
     }
     EXPECT_EQ(count_fds(), before);
 }
+
+// docs/API.md, "Networking": the example as written there.
+TEST(tcp_docs, api_md_example) {
+    crew_test::watchdog wd(60s);
+    crew::pool pool(2);
+    auto l = crew::net::tcp_listener::bind(crew::net::endpoint::parse("127.0.0.1:0"));
+    auto server = pool.spawn([](crew::net::tcp_listener& l) -> crew::task<void> {
+        crew::net::tcp_stream s = co_await l.accept();
+        std::byte buf[64];
+        while (std::size_t n = co_await s.read_some(buf)) co_await s.write_all(std::span(buf, n));
+    }(l));
+    auto got = pool.block_on([](crew::net::endpoint at) -> crew::task<std::size_t> {
+        auto s = co_await crew::net::tcp_stream::connect(at);
+        co_await s.write_all(std::as_bytes(std::span("ping", 4)));
+        s.shutdown();
+        std::byte buf[64];
+        co_return co_await s.read_some(buf);  // 4
+    }(l.local_endpoint()));
+    server.get();
+    EXPECT_EQ(got, 4u);
+}
