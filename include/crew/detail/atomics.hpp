@@ -59,6 +59,8 @@ enum class bug : unsigned {
     state_wake_running_no_notify,  // task_state: a wake while RUNNING does not set NOTIFIED (lost wake)
     remote_push_relaxed,   // frame_cache remote list: push publishes the node with a relaxed CAS
     lifo_hidden_from_recheck,  // the LIFO-slot sleep/wake model: the park re-check ignores LIFO slots
+    no_driver_wake,        // parking notify: a notify that finds only the driver sleeper does not wake it
+    driver_not_counted,    // parking prepare_park_driver(): the driver sleeper is not marked
 };
 
 struct std_atomics {
