@@ -185,6 +185,27 @@ problem make_copy_if(const config&, std::vector<std::string>& notes);
 problem make_async(const config&, std::vector<std::string>& notes, const std::string& shape);
 // After the run: the peer/crew ratios on the async_* rows and issue 10's targets.
 void add_async_ratios(results& r);
+// The tcp_echo_* problems (bench/problems/net.cpp), and after the run their ratios and issue 11's target.
+problem make_net(const config&, std::vector<std::string>& notes, const std::string& name);
+void add_net_ratios(results& r);
+// A timer_* or tcp_echo_* shape as the Tokio and Asio peers run it: `<peer> name threads reps n iters`
+// prints one JSON line per rep ("ns", "check" == check, and the keys of `figures`).
+struct io_peer_shape {
+    std::string name;
+    std::uint64_t n = 0, iters = 1, check = 0;
+    struct figure {
+        std::string key;    // in the peer's JSON line, e.g. "p99_ns"
+        std::string label;  // the extra's name on the row, e.g. "p99 us"
+        double scale = 1;   // label's unit per key's unit
+    };
+    std::vector<figure> figures;
+    const char* per_second_label = nullptr;  // non-null: an extra check / seconds under this name
+};
+// Adds the Tokio and Asio rows of `shape` (or notes saying why not). bench/problems/net.cpp.
+void add_io_peers(problem& p, std::vector<std::string>& notes, const config& cfg, const io_peer_shape& shape);
+// The peers' rows of a timer_* problem (for timers.cpp): n sleeps / timers. bench/problems/timer_peers.cpp.
+void add_timer_peers(problem& p, std::vector<std::string>& notes, const config& cfg, const std::string& name,
+                     std::uint64_t n);
 
 // ---- the driver pieces (bench/runner.cpp, bench/report.cpp) ----
 void run_problem(const config& cfg, const problem& p, results& out, std::size_t& done, std::size_t total);

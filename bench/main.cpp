@@ -61,6 +61,8 @@ const std::vector<registered>& registry() {
         {"async_channel_round_trip", [](const config& c, std::vector<std::string>& n) { return make_async(c, n, "channel_round_trip"); }},
         {"async_coro_skynet", [](const config& c, std::vector<std::string>& n) { return make_async(c, n, "coro_skynet"); }},
         {"async_fork_join_in_tasks", [](const config& c, std::vector<std::string>& n) { return make_async(c, n, "fork_join_in_tasks"); }},
+        {"tcp_echo_pingpong", [](const config& c, std::vector<std::string>& n) { return make_net(c, n, "tcp_echo_pingpong"); }},
+        {"tcp_echo_throughput", [](const config& c, std::vector<std::string>& n) { return make_net(c, n, "tcp_echo_throughput"); }},
     };
     return all;
 }
@@ -200,6 +202,7 @@ int main_impl(int argc, char** argv) {
     res.total_seconds = seconds_since(t0);
     evaluate_targets(res);
     add_async_ratios(res);
+    add_net_ratios(res);
     print_table(res);
     print_targets(res);
     int status = 0;

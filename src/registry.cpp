@@ -18,8 +18,9 @@ std::uint32_t fork_generation() noexcept { return fork_generation_.load(std::mem
 void note_fork_in_child() noexcept { fork_generation_.fetch_add(1, std::memory_order_relaxed); }
 
 registry::registry(registry_config config)
-    : config_(std::move(config)), lot_(config_.threads),
+    : config_(std::move(config)), lot_(config_.threads), driver_(std::make_unique<io_driver>()),
       trace_(trace::open_session(config_.trace, config_.threads, config_.trace_events, config_.name)) {
+    lot_.set_driver_wake(&io_driver::unpark_thunk, driver_.get());
     if (config_.pin_threads) pin_cpus_ = os::process_cpus();
     workers_.reserve(config_.threads);
     for (unsigned i = 0; i < config_.threads; ++i) {
@@ -201,4 +202,8 @@ pool_metrics registry::metrics() const {
     return m;
 }
 
+}  // namespace crew::detail
+
+namespace crew::detail {
+io_driver& driver_of(registry& r) noexcept { return r.driver(); }
 }  // namespace crew::detail

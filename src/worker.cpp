@@ -154,6 +154,7 @@ void worker::run_helped(task* t, bool related) {
 // cost is what it was); this worker's coroutine tasks (the LIFO slot within its run limit, then
 // the ring); a steal round (deques, then rings, LIFO slots only on the last pass); the injector.
 task* worker::find_task() {
+    if (--driver_countdown_ == 0) [[unlikely]] poll_driver_cold();
     if (--injector_countdown_ == 0) [[unlikely]] {
         if (task* t = injector_tick_cold()) return t;
     }
@@ -371,11 +372,53 @@ bool worker::idle_cold(completion* done) {
     return true;
 }
 
-// Announce, re-check every queue (and the awaited flag or the stop flag), then sleep.
+// A busy worker's look at the I/O driver every driver_poll_ticks find_task calls (Tokio's
+// event_interval): due timers and ready fds are not starved by a pool that never parks.
+void worker::poll_driver_cold() {
+    driver_countdown_ = driver_poll_ticks;
+    io_driver& d = owner_.driver();
+    if (!d.poll_wanted() || !d.try_acquire()) return;
+    (void)d.poll();
+    d.release(lot_);
+}
+
+// Park in the I/O driver when its try-lock is free: poll it first (what it wakes is work), then
+// announce as the driver sleeper, re-check, and sleep in epoll until an event, the nearest timer,
+// or a notify (the eventfd). False: another worker holds the driver.
+bool worker::park_in_driver_cold() {
+    io_driver& d = owner_.driver();
+    if (!d.try_acquire()) return false;
+    if (d.poll()) {  // woke tasks: they are queued here already
+        d.release(lot_);
+        return true;
+    }
+    lot_.prepare_park_driver();
+    if (owner_.stopping() || work_visible()) {
+        searching_ = lot_.cancel_park_driver();
+        lifo_pass_ = true;
+        d.release(lot_);
+        return true;
+    }
+    note_park_begin();
+    window_start_ns_ = 0;
+    trace::park(trace_);
+    searching_ = d.sleep(lot_);
+    trace::unpark(trace_);
+    note_park_end();
+    d.release(lot_);
+    return true;
+}
+
+// Announce, re-check every queue (and the awaited flag or the stop flag), then sleep: in the I/O
+// driver when this worker can take it (and waits for no flag), else on the futex.
 void worker::park_cold(completion* done) {
+    if (done == nullptr && park_in_driver_cold()) return;
     if (done != nullptr && !done->announce_parked(&lot_)) return;
     std::uint32_t key = lot_.prepare_park();
     bool wake_reason = done != nullptr ? done->set_started() : owner_.stopping();
+    // The driver is taken: ask its holder to wake a sleeper when it lets go (after announcing, so
+    // that wake finds this worker); if it was let go meanwhile, come back and take it.
+    if (done == nullptr && !wake_reason) wake_reason = owner_.driver().want();
     if (wake_reason || work_visible()) {
         searching_ = lot_.cancel_park();
         lifo_pass_ = true;  // what is visible may be a LIFO slot: the next steal round looks there

@@ -10,6 +10,7 @@
 #include "crew/isolate.hpp"
 #include "crew/join.hpp"
 #include "crew/metrics.hpp"
+#include "crew/net.hpp"
 #include "crew/pool.hpp"
 #include "crew/task_group.hpp"
 #include "crew/workspan.hpp"

@@ -21,6 +21,12 @@ public:
     cancelled_error() : std::runtime_error("crew: the coroutine task was cancelled") {}
 };
 
+// crew::timeout(d, task): the task did not finish within d (it was cancelled and awaited first).
+class timeout_error : public std::runtime_error {
+public:
+    timeout_error() : std::runtime_error("crew: the operation timed out") {}
+};
+
 // The program used crew in a way that cannot work, e.g. a task waiting for the group it belongs
 // to (it would wait for itself). Thrown before anything is changed.
 class usage_error : public std::logic_error {

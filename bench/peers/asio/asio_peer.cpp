@@ -9,6 +9,9 @@
 // Asio has no join handle and no when_all over a runtime count of coroutines (parallel_group is
 // fixed-arity in 1.22): fan-in is a countdown whose last arrival signals a concurrent_channel the
 // parent awaits -- the usual Asio idiom. "Yield" is co_await post(executor).
+// The timer_* and tcp_echo_* problems (io_shapes.hpp) print the same line with "p50_ns", "p99_ns"
+// and "spread_ns" added; for tcp_echo_* <iters> is the number of connections and a rep runs the
+// shape once (n requests in all).
 #include <asio.hpp>
 #include <asio/experimental/concurrent_channel.hpp>
 
@@ -26,11 +29,15 @@
 #include <vector>
 
 namespace {
+using value_channel = asio::experimental::concurrent_channel<void(asio::error_code, std::uint64_t)>;
+}
+#include "io_shapes.hpp"
+
+namespace {
 
 using asio::awaitable;
 using asio::use_awaitable;
 using u64 = std::uint64_t;
-using value_channel = asio::experimental::concurrent_channel<void(asio::error_code, u64)>;
 
 constexpr u64 yields_per_task = 1000;
 constexpr u64 fork_join_tasks = 100;
@@ -220,6 +227,22 @@ u64 number(const char* s) {
     return v;
 }
 
+// One JSON line per rep of a timer_* / tcp_echo_* problem.
+void run_io(asio::io_context& ctx, const char* name, u64 threads, u64 reps, u64 n, u64 iters) {
+    for (u64 rep = 0; rep < reps; ++rep) {
+        auto t0 = std::chrono::steady_clock::now();
+        const io_shapes::figures f = io_shapes::run(ctx, name, n, iters);
+        auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+        std::printf("{\"peer\":\"asio\",\"problem\":\"%s\",\"threads\":%llu,\"rep\":%llu,\"n\":%llu,\"iters\":%llu,"
+                    "\"ns\":%lld,\"check\":%llu,\"p50_ns\":%llu,\"p99_ns\":%llu,\"spread_ns\":%llu}\n",
+                    name, static_cast<unsigned long long>(threads), static_cast<unsigned long long>(rep),
+                    static_cast<unsigned long long>(n), static_cast<unsigned long long>(iters), static_cast<long long>(ns),
+                    static_cast<unsigned long long>(f.check), static_cast<unsigned long long>(f.p50_ns),
+                    static_cast<unsigned long long>(f.p99_ns), static_cast<unsigned long long>(f.spread_ns));
+        std::fflush(stdout);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -227,12 +250,24 @@ int main(int argc, char** argv) {
     const shape* sh = nullptr;
     for (auto& s : shapes)
         if (std::strcmp(s.name, argv[1]) == 0) sh = &s;
-    if (sh == nullptr) usage();
+    const bool io = io_shapes::is_io_problem(argv[1]);
+    if (sh == nullptr && !io) usage();
     u64 threads = number(argv[2]), reps = number(argv[3]), n = number(argv[4]), iters = number(argv[5]);
     asio::io_context ctx(static_cast<int>(threads));
     auto guard = asio::make_work_guard(ctx);
     std::vector<std::thread> workers;
     for (u64 t = 0; t < threads; ++t) workers.emplace_back([&] { ctx.run(); });
+    if (io) {
+        try {
+            run_io(ctx, argv[1], threads, reps, n, iters);
+        } catch (const std::invalid_argument&) {
+            usage();
+        }
+        guard.reset();
+        ctx.stop();
+        for (auto& w : workers) w.join();
+        return 0;
+    }
     for (u64 rep = 0; rep < reps; ++rep) {
         auto t0 = std::chrono::steady_clock::now();
         u64 check = 0;

@@ -63,6 +63,8 @@ enum class bug : unsigned {
     fork_top_not_lowered,      // fork_stack take_back(): top_ is not lowered after a promoted take-back
     susp_wake_ignores_generation,  // suspension_word resolve(): the CAS does not compare the generation
     susp_relaxed_arm,              // suspension_word arm(): a relaxed CAS (a refused arm misses the canceller's writes)
+    no_driver_wake,        // parking notify: a notify that finds only the driver sleeper does not wake it
+    driver_not_counted,    // parking prepare_park_driver(): the driver sleeper is not marked
 };
 
 struct std_atomics {

@@ -57,6 +57,8 @@ class basic_parking {
     static constexpr std::uint64_t one_searching = 1;
     static constexpr std::uint64_t one_sleeper = std::uint64_t{1} << field_bits;
     static constexpr std::uint64_t one_token = std::uint64_t{1} << (2 * field_bits);
+    // Set while the sleeper counted in `sleepers` includes the driver sleeper (one at most).
+    static constexpr std::uint64_t driver_bit = std::uint64_t{1} << 63;
 
     static constexpr std::uint64_t searching_of(std::uint64_t s) { return s & field_mask; }
     static constexpr std::uint64_t sleepers_of(std::uint64_t s) { return (s >> field_bits) & field_mask; }
@@ -68,6 +70,13 @@ public:
     explicit basic_parking(std::uint32_t workers) noexcept : workers_(workers) {}
 
     std::uint32_t workers() const noexcept { return workers_; }
+
+    // The I/O driver's wake (io_driver::unpark): called by a notify that finds the driver sleeper
+    // the only sleeper, and by notify_all while it sleeps. Set before any worker starts.
+    void set_driver_wake(void (*wake)(void*), void* context) noexcept {
+        driver_wake_ = wake;
+        driver_context_ = context;
+    }
 
     // Become a searcher if fewer than about half of the workers are searching (at least one may).
     bool try_begin_search() noexcept {
@@ -108,7 +117,19 @@ public:
             if (searching_of(s) != 0 || sleepers_of(s) == 0) return;
         } while (!state_.compare_exchange_weak(s, s - one_sleeper + one_searching + one_token,
                                                std::memory_order_relaxed, std::memory_order_relaxed));
-        bump_and_wake(false);
+        // The driver sleeper is the only sleeper: the futex wakes no one; its eventfd does. (With
+        // other sleepers, the futex wakes one of them; no searcher exists, so tokens is 0 and the
+        // sleepers count is exact.)
+        const bool driver_only = (s & driver_bit) != 0 && sleepers_of(s) == 1;
+        if constexpr (Policy::injected_bug == bug::no_driver_wake) {
+            bump_and_wake(false);
+        } else if (driver_only) {
+            // release: pairs with the acquire loads of epoch_ (a futex sleeper's key goes stale).
+            epoch_.fetch_add(1, std::memory_order_release);
+            driver_wake_(driver_context_);
+        } else {
+            bump_and_wake(false);
+        }
     }
 
     // Wake every sleeper (shutdown, or a waited-on job finished while its waiter slept). Each
@@ -117,7 +138,9 @@ public:
         // seq_cst fence: as in notify_one(); whatever the caller published is seen by the re-check
         // of any sleeper this does not find.
         Policy::fence(std::memory_order_seq_cst);
-        if (sleepers_of(state_.load(std::memory_order_relaxed)) != 0) bump_and_wake(true);
+        const std::uint64_t s = state_.load(std::memory_order_relaxed);
+        if (sleepers_of(s) != 0) bump_and_wake(true);
+        if ((s & driver_bit) != 0 && Policy::injected_bug != bug::no_driver_wake) driver_wake_(driver_context_);
     }
 
     // Announce the intent to sleep. Returns the key for park(). Re-check for work afterwards.
@@ -140,6 +163,26 @@ public:
         std::uint64_t next;
         do {
             next = tokens_of(s) != 0 ? s - one_token : s - one_sleeper;
+        } while (!state_.compare_exchange_weak(s, next, std::memory_order_relaxed, std::memory_order_relaxed));
+        return tokens_of(s) != 0;
+    }
+
+    // The driver sleeper's prepare_park: counted as a sleeper, and marked so that a notify that
+    // finds it alone wakes it through the driver. Then re-check, then sleep in the driver, then
+    // cancel_park_driver(). At most one worker at a time (it holds the driver's try-lock).
+    void prepare_park_driver() noexcept {
+        state_.fetch_add(one_sleeper | (Policy::injected_bug == bug::driver_not_counted ? 0 : driver_bit),
+                         std::memory_order_relaxed);
+        // seq_cst fence: partner of the fence in notify_one()/notify_all(), as in prepare_park().
+        Policy::fence(std::memory_order_seq_cst);
+    }
+
+    // Leave as the driver sleeper: clears the mark; returns as cancel_park() does.
+    bool cancel_park_driver() noexcept {
+        std::uint64_t s = state_.load(std::memory_order_relaxed);
+        std::uint64_t next;
+        do {
+            next = (tokens_of(s) != 0 ? s - one_token : s - one_sleeper) & ~driver_bit;
         } while (!state_.compare_exchange_weak(s, next, std::memory_order_relaxed, std::memory_order_relaxed));
         return tokens_of(s) != 0;
     }
@@ -169,8 +212,10 @@ private:
             Policy::wake_one(epoch_);
     }
 
-    // workers_: immutable.
+    // workers_, driver_wake_, driver_context_: immutable once workers run.
     const std::uint32_t workers_;
+    void (*driver_wake_)(void*) = [](void*) {};
+    void* driver_context_ = nullptr;
     // state_: written (RMW) by searchers, sleepers and wakers; read by all.
     alignas(cache_line) atomic<std::uint64_t> state_{0};
     // epoch_: bumped by wakers; read and futex-waited on by sleepers.

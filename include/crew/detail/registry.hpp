@@ -13,6 +13,7 @@
 #include "crew/errors.hpp"
 #include "crew/async/detail/task_list.hpp"
 #include "crew/detail/injector.hpp"
+#include "crew/detail/io_driver.hpp"
 #include "crew/detail/os.hpp"
 #include "crew/detail/parking.hpp"
 #include "crew/detail/task.hpp"
@@ -58,6 +59,9 @@ public:
     unsigned size() const noexcept { return static_cast<unsigned>(workers_.size()); }
     worker& worker_at(unsigned i) noexcept { return *workers_[i]; }
     parking& lot() noexcept { return lot_; }
+    // The pool's I/O and timer driver (io_driver.hpp): created with the pool, destroyed after the
+    // shutdown drain destroyed the frames of suspended tasks (their timers and fds go first).
+    io_driver& driver() noexcept { return *driver_; }
     basic_injector<task>& injector() noexcept { return injector_; }
     // acquire: pairs with the release store in ~registry(), read in the workers' re-check.
     bool stopping() const noexcept { return stopping_.load(std::memory_order_acquire); }
@@ -127,6 +131,7 @@ private:
     // shutdown() after a failed start); the workers futex-wait on it before their first look.
     std_atomics::atomic<std::uint32_t> start_gate_{0};
     parking lot_;
+    std::unique_ptr<io_driver> driver_;
     basic_injector<task> injector_;
     // stopping_: written once by the destructor; read by workers before they park or exit.
     std_atomics::atomic<bool> stopping_{false};

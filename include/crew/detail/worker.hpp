@@ -224,6 +224,8 @@ private:
     task* steal_round();
     bool idle_cold(completion* done);
     void park_cold(completion* done);
+    bool park_in_driver_cold();
+    void poll_driver_cold();
     bool work_visible() const noexcept;
     void found_work_cold() noexcept;
     void note_depth_cold(std::int64_t depth) noexcept;
@@ -260,6 +262,8 @@ private:
     // see retune_interval_cold); the clock (ns) at the start of the current window (0: none, the
     // worker parked); the running mean of the time per tick (ns).
     std::uint32_t injector_countdown_ = 64;
+    // find_task calls left until the next busy poll of the I/O driver (io_driver.hpp).
+    std::uint32_t driver_countdown_ = 61;
     std::uint32_t injector_interval_ = 64;
     std::int64_t window_start_ns_ = 0;
     double mean_tick_ns_ = 0;

@@ -3,6 +3,10 @@
 //
 //   crew-tokio-peer <problem> <threads> <reps> <n> <iters>
 //
+// The timer_* and tcp_echo_* problems (src/io.rs) print the same line with "p50_ns", "p99_ns" and
+// "spread_ns" added; for tcp_echo_* <iters> is the number of connections and a rep runs the shape
+// once (n requests in all).
+//
 // builds one multi-threaded runtime with <threads> workers, then runs <reps> timed reps; each rep
 // runs the shape <iters> times back to back and prints one JSON line:
 //   {"peer":"tokio","problem":"spawn_await","threads":2,"rep":0,"n":10000,"iters":10,"ns":123,"check":100000}
@@ -16,6 +20,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::runtime::Runtime;
+
+mod io;
 use tokio::sync::{mpsc, oneshot};
 
 const YIELDS_PER_TASK: u64 = 1000;
@@ -235,7 +241,11 @@ fn main() {
         usage();
     }
     let problem = args[1].as_str();
-    let run = shape(problem).unwrap_or_else(|| usage());
+    let io_problem = problem.starts_with("timer_") || problem.starts_with("tcp_echo_");
+    let run = shape(problem);
+    if run.is_none() && !io_problem {
+        usage();
+    }
     let num = |s: &str| -> u64 {
         match s.parse::<u64>() {
             Ok(v) if v > 0 => v,
@@ -243,10 +253,27 @@ fn main() {
         }
     };
     let (threads, reps, n, iters) = (num(&args[2]), num(&args[3]), num(&args[4]), num(&args[5]));
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads as usize)
-        .build()
-        .expect("cannot build the Tokio runtime");
+    // The time and I/O drivers only for the problems that use them (the async_* rows measure the
+    // scheduler as before).
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.worker_threads(threads as usize);
+    if io_problem {
+        builder.enable_all();
+    }
+    let rt = builder.build().expect("cannot build the Tokio runtime");
+    if io_problem {
+        for rep in 0..reps {
+            let t0 = Instant::now();
+            let f = io::run(&rt, problem, n, iters).unwrap_or_else(|| usage());
+            let ns = t0.elapsed().as_nanos();
+            println!(
+                "{{\"peer\":\"tokio\",\"problem\":\"{}\",\"threads\":{},\"rep\":{},\"n\":{},\"iters\":{},\"ns\":{},\"check\":{},\"p50_ns\":{},\"p99_ns\":{},\"spread_ns\":{}}}",
+                problem, threads, rep, n, iters, ns, f.check, f.p50_ns, f.p99_ns, f.spread_ns
+            );
+        }
+        return;
+    }
+    let run = run.unwrap_or_else(|| usage());
     for rep in 0..reps {
         let t0 = Instant::now();
         let mut check = 0u64;
