@@ -15,8 +15,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "reliability/model_scenarios.hpp"
+#include "reliability/model_driver.hpp"
 
 namespace crew_model {
 
@@ -71,7 +73,11 @@ void arm_watchdog(unsigned long long schedules, int scenarios) {
 
 int check(const std::string& which, unsigned long long schedules) {
     int failures = 0, ran = 0;
-    for (const scenario& s : correct_scenarios) {
+    std::vector<const scenario*> all;
+    for (const scenario& s : correct_scenarios) all.push_back(&s);
+    for (const scenario& s : driver_scenarios) all.push_back(&s);
+    for (const scenario* sp : all) {
+        const scenario& s = *sp;
         if (which != "all" && which != s.name) continue;
         ++ran;
         running = s.name;
@@ -88,7 +94,11 @@ int check(const std::string& which, unsigned long long schedules) {
 }
 
 int teeth(const std::string& which, unsigned long long schedules) {
-    for (const bug_entry& b : bugs) {
+    std::vector<const bug_entry*> all;
+    for (const bug_entry& b : bugs) all.push_back(&b);
+    for (const bug_entry& b : driver_bugs) all.push_back(&b);
+    for (const bug_entry* bp : all) {
+        const bug_entry& b = *bp;
         if (which != b.name) continue;
         for (int i = 0; i < b.count; ++i) {
             const scenario& s = b.scenarios[i];
@@ -117,7 +127,9 @@ int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
     if (mode == "list") {
         for (const scenario& s : correct_scenarios) std::printf("scenario %s\n", s.name);
+        for (const scenario& s : driver_scenarios) std::printf("scenario %s\n", s.name);
         for (const bug_entry& b : bugs) std::printf("bug %s\n", b.name);
+        for (const bug_entry& b : driver_bugs) std::printf("bug %s\n", b.name);
         return 0;
     }
     if ((mode != "check" && mode != "teeth") || argc < 3) {
