@@ -60,6 +60,10 @@ const std::vector<registered>& registry() {
         {"async_spawn_await", [](const config& c, std::vector<std::string>& n) { return make_async(c, n, "spawn_await"); }},
         {"async_channel_round_trip", [](const config& c, std::vector<std::string>& n) { return make_async(c, n, "channel_round_trip"); }},
         {"async_coro_skynet", [](const config& c, std::vector<std::string>& n) { return make_async(c, n, "coro_skynet"); }},
+        {"timer_sleep_100us", [](const config& c, std::vector<std::string>& n) { return make_timers(c, n, "sleep_100us"); }},
+        {"timer_sleep_1ms", [](const config& c, std::vector<std::string>& n) { return make_timers(c, n, "sleep_1ms"); }},
+        {"timer_sleep_10ms", [](const config& c, std::vector<std::string>& n) { return make_timers(c, n, "sleep_10ms"); }},
+        {"timer_spread_10k", [](const config& c, std::vector<std::string>& n) { return make_timers(c, n, "spread_10k"); }},
         {"async_fork_join_in_tasks", [](const config& c, std::vector<std::string>& n) { return make_async(c, n, "fork_join_in_tasks"); }},
     };
     return all;
