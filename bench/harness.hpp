@@ -181,6 +181,8 @@ problem make_find_if_early(const config&, std::vector<std::string>& notes);
 problem make_find_if_none(const config&, std::vector<std::string>& notes);
 problem make_min_element(const config&, std::vector<std::string>& notes);
 problem make_copy_if(const config&, std::vector<std::string>& notes);
+// The timer problems (bench/problems/timers.cpp): shape is the name after "timer_".
+problem make_timers(const config&, std::vector<std::string>& notes, const std::string& shape);
 // The async shapes (bench/problems/async.cpp): shape is the name after "async_".
 problem make_async(const config&, std::vector<std::string>& notes, const std::string& shape);
 // After the run: the peer/crew ratios on the async_* rows and issue 10's targets.
