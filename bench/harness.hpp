@@ -202,6 +202,7 @@ struct io_peer_shape {
     };
     std::vector<figure> figures;
     const char* per_second_label = nullptr;  // non-null: an extra check / seconds under this name
+    std::string time_key;  // non-empty: the row's time is this figure (ns), as crew's row reports it
 };
 // Adds the Tokio and Asio rows of `shape` (or notes saying why not). bench/problems/net.cpp.
 void add_io_peers(problem& p, std::vector<std::string>& notes, const config& cfg, const io_peer_shape& shape);

@@ -91,6 +91,8 @@ std::vector<sample> run_io_peer(const std::string& path, const io_peer_shape& sh
                 double v = 0;
                 if (json_field(line, key.c_str(), v)) s.extras.emplace_back(label, v * scale);
             }
+            double t = 0;
+            if (!sh.time_key.empty() && json_field(line, sh.time_key.c_str(), t)) s.seconds = t * 1e-9;
             if (sh.per_second_label != nullptr) s.extras.emplace_back(sh.per_second_label, static_cast<double>(sh.check) / s.seconds);
             out.push_back(std::move(s));
         }

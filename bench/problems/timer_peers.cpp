@@ -21,7 +21,11 @@ void add_timer_peers(problem& p, std::vector<std::string>& notes, const config& 
     sh.iters = 1;
     sh.check = n;
     sh.figures = {{"p50_ns", "p50 over us", 1e-3}, {"p99_ns", "p99 over us", 1e-3}};
-    if (name == "timer_spread_10k") sh.figures.push_back({"spread_ns", "spread us", 1e-3});
+    sh.time_key = "p50_ns";  // as crew's row: the time is the p50 overshoot, or the spread
+    if (name == "timer_spread_10k") {
+        sh.figures.push_back({"spread_ns", "spread us", 1e-3});
+        sh.time_key = "spread_ns";
+    }
     add_io_peers(p, notes, cfg, sh);
 }
 

@@ -3,7 +3,7 @@
 //   (actual sleep - requested), p99 in the extras.
 //   timer_spread_10k: 10,000 tasks each sleep 1 ms from one start; "time" is the spread (last
 //   firing - first firing), p50/p99 overshoot in the extras.
-// The Tokio/Asio peers join these rows under the same problem names (helper "net").
+// The Tokio/Asio rows come from bench/problems/timer_peers.cpp (same shapes, same figures).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -35,7 +35,8 @@ sample overshoot_sample(crew::pool& p, std::chrono::nanoseconds d, std::size_t n
     std::sort(over.begin(), over.end());
     sample s;
     s.seconds = over[over.size() / 2];
-    s.extras.emplace_back("p99_us", over[over.size() * 99 / 100] * 1e6);
+    s.extras.emplace_back("p50 over us", s.seconds * 1e6);
+    s.extras.emplace_back("p99 over us", over[over.size() * 99 / 100] * 1e6);
     return s;
 }
 
@@ -54,14 +55,15 @@ sample spread_sample(crew::pool& p, std::size_t n) {
     std::sort(fired.begin(), fired.end());
     sample s;
     s.seconds = fired.back() - fired.front();
-    s.extras.emplace_back("p50_overshoot_us", (fired[n / 2] - 0.001) * 1e6);
-    s.extras.emplace_back("p99_overshoot_us", (fired[n * 99 / 100] - 0.001) * 1e6);
+    s.extras.emplace_back("p50 over us", (fired[n / 2] - 0.001) * 1e6);
+    s.extras.emplace_back("p99 over us", (fired[n * 99 / 100] - 0.001) * 1e6);
+    s.extras.emplace_back("spread us", s.seconds * 1e6);
     return s;
 }
 
 }  // namespace
 
-problem make_timers(const config& cfg, std::vector<std::string>&, const std::string& shape) {
+problem make_timers(const config& cfg, std::vector<std::string>& notes, const std::string& shape) {
     problem p;
     p.name = "timer_" + shape;
     p.max_reps = 3;
@@ -74,6 +76,7 @@ problem make_timers(const config& cfg, std::vector<std::string>&, const std::str
                                auto pool = std::make_shared<crew::pool>(t);
                                return [pool] { return spread_sample(*pool, 10'000); };
                            }});
+        add_timer_peers(p, notes, cfg, p.name, 10'000);
         return p;
     }
     std::chrono::nanoseconds d = std::chrono::microseconds(100);
@@ -93,6 +96,7 @@ problem make_timers(const config& cfg, std::vector<std::string>&, const std::str
                            auto pool = std::make_shared<crew::pool>(t);
                            return [pool, d, n] { return overshoot_sample(*pool, d, n); };
                        }});
+    add_timer_peers(p, notes, cfg, p.name, n);
     return p;
 }
 
