@@ -40,6 +40,7 @@ struct task_word_model : rl::test_suite<task_word_model<Policy, Cancel>, 3> {
     model_atomic<std::uint64_t> slot_a{0}, slot_b{0};  // a published waker's generation (0: none)
     rl::var<int> frame, step, payload_a, payload_b, note;
     int completed = 0, results_dropped = 0, freed = 0, resumes[3] = {0, 0, 0};  // ghosts
+    std::uint64_t armed = 0;  // ghost: the generation of the task's current suspension
 
     task_word_model() {
         frame(RL_INFO) = 0;
@@ -120,6 +121,7 @@ struct task_word_model : rl::test_suite<task_word_model<Policy, Cancel>, 3> {
             RL_ASSERT(note(RL_INFO) == 1);
             return arm_and_publish(false, slot_b, 2);
         }
+        armed = gen;
         step(RL_INFO) = next_step;
         st->ref_inc();                                 // the waker's reference
         slot.store(gen, std::memory_order::release);  // publish (a waiter list's lock, in crew)
@@ -144,6 +146,7 @@ struct task_word_model : rl::test_suite<task_word_model<Policy, Cancel>, 3> {
             release();
             return;
         }
+        RL_ASSERT(gen == armed);  // a waker resolves only its own suspension, never a later one
         switch (st->transition_to_notified_by_val()) {
             case crew::detail::notify_result::submit: submit(); return;
             case crew::detail::notify_result::dealloc: free_header(); return;
