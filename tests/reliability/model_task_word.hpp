@@ -12,7 +12,8 @@
 // (A refused arm -- cancellation requested before -- reads the note and goes on, as a
 // coroutine that catches crew::cancelled_error.) Thread 0 is a worker; thread 1 fires slot a and
 // slot b (write the payload, resolve, wake by value; a failed resolve drops the reference) and
-// then works; thread 2 cancels (Cancel: note, request_cancel, wake by reference) and drops the
+// then works (it looks at slot a three times, so the late-W1 race is reachable); thread 2 cancels
+// (Cancel: note, request_cancel, wake by reference) and drops the
 // handle. after() fires what is left and runs every entry.
 // Checked: the frame is never resumed on two threads at once (an rl::var), at most one resume per
 // suspension, a late W1 (its suspension was cancelled) never resolves suspension 2, the task
@@ -170,7 +171,7 @@ struct task_word_model : rl::test_suite<task_word_model<Policy, Cancel>, 3> {
         if (index == 0) {
             work(3);
         } else if (index == 1) {
-            fire(slot_a, payload_a);
+            for (int i = 0; i < 3; ++i) fire(slot_a, payload_a);  // W1 may not be published yet
             fire(slot_b, payload_b);
             work(2);
         } else {
