@@ -19,9 +19,12 @@
 // suspension, a late W1 (its suspension was cancelled) never resolves suspension 2, the task
 // completes exactly once, its result is dropped once, and the header is freed exactly once and
 // never touched after.
-// Teeth (model_teeth.cpp): susp_wake_ignores_generation (the late W1 resolves suspension 2: the
-// task resumes without W2's payload) and susp_relaxed_arm (a refused arm does not acquire the
-// canceller's writes: a data race on the note).
+// Teeth (model_teeth.cpp): susp_relaxed_arm (a refused arm does not acquire the canceller's
+// writes: a data race on the note) is caught within a few schedules. susp_wake_ignores_generation
+// (the late W1 resolves suspension 2) is NOT caught yet in 1,000,000 random schedules: the
+// interleaving it needs (W1 taken from slot a, then cancel, the step-1 run and the arm of
+// suspension 2, then W1's resolve) is too rare for the random scheduler here; it is left out of
+// CTest's teeth list until a scenario reaches it (e.g. a dedicated late-waker thread).
 #pragma once
 
 #include <cstdint>
