@@ -88,6 +88,9 @@ void worker::publish_forks_cold() {
 
 void worker::wait_until(completion& done) {
     if (forks_.has_private()) publish_forks_cold();
+    // The waiting frame may be a coroutine task (crew::join inside it): every task found here gets
+    // a fresh budget (find_task), so the waiting task's is put back after each nested run.
+    const std::uint32_t saved_budget = async_budget_left;
     while (!done.is_set()) {
         bool related = false;
         if (task* t = find_help(related)) {
@@ -95,6 +98,7 @@ void worker::wait_until(completion& done) {
             if (metrics_enabled && counters_.state() != worker_state::busy) note_busy_cold();
             spins_ = 0;
             run_helped(t, related);
+            async_budget_left = saved_budget;
         } else if (may_help_unrelated()) {
             idle_cold(&done);
         } else {
@@ -162,6 +166,7 @@ task* worker::find_task() {
     if (task* t = find_async_local()) return t;
     if (task* t = steal_round()) return t;
     if (task* t = owner_.injector().pop()) {
+        begin_async_run();  // it may be a coroutine task: a fresh budget
         lifo_runs_ = 0;
         return note_injected(t);
     }
@@ -176,6 +181,7 @@ task* worker::injector_tick_cold() {
     if (injector.empty_hint()) return nullptr;
     task* t = injector.pop();
     if (t == nullptr) return nullptr;
+    begin_async_run();
     lifo_runs_ = 0;
     return note_injected(t);
 }
@@ -216,10 +222,9 @@ task* worker::find_async_local() {
     return nullptr;
 }
 
-// The budget is granted by the runner (async_task.cpp's run_scope), which saves the budget of a
-// coroutine interrupted by a nested run (wait_until helping) and restores it afterwards.
 void worker::start_async(bool from_lifo) noexcept {
     if (!from_lifo) lifo_runs_ = 0;
+    begin_async_run();
     worker_counters::bump(counters_.async_tasks_run);
 }
 

@@ -208,6 +208,90 @@ TEST(task_state, reference_count_lives_in_the_high_bits) {
     EXPECT_TRUE(s.ref_dec());
 }
 
+// ---------------------------------------------------------------------------------------------
+// The suspension word (suspension_word in task_state.hpp), single-threaded, then its one race
+
+using susp = crew::detail::suspension_word<>;
+
+TEST(suspension_word, each_arm_has_a_new_generation_and_one_resolve_wins) {
+    susp w;
+    const std::uint64_t g1 = w.arm(true);
+    ASSERT_NE(g1, 0u);
+    EXPECT_EQ(w.phase(), susp::phase_waiting);
+    EXPECT_TRUE(w.resolve(g1, susp::phase_signaled));
+    EXPECT_FALSE(w.resolve(g1, susp::phase_signaled));  // resolved already: at most one resume
+    EXPECT_EQ(w.phase(), susp::phase_signaled);
+    const std::uint64_t g2 = w.arm(true);
+    EXPECT_GT(g2, g1);
+    EXPECT_FALSE(w.resolve(g1, susp::phase_signaled));  // a stale waker never resolves a later one
+    EXPECT_EQ(w.phase(), susp::phase_waiting);
+    EXPECT_TRUE(w.resolve(g2, susp::phase_none));  // a retract
+    EXPECT_FALSE(w.resolve(g2, susp::phase_signaled));
+    EXPECT_EQ(w.phase(), susp::phase_none);
+}
+
+TEST(suspension_word, cancel_resolves_only_a_cancellable_waiting_suspension_and_is_sticky) {
+    susp w;
+    const std::uint64_t g1 = w.arm(false);
+    bool first = false;
+    EXPECT_FALSE(w.request_cancel(first));  // not cancellable: only the sticky bit
+    EXPECT_TRUE(first);
+    EXPECT_TRUE(w.cancel_requested());
+    EXPECT_EQ(w.phase(), susp::phase_waiting);
+    EXPECT_FALSE(w.request_cancel(first));  // idempotent
+    EXPECT_FALSE(first);
+    EXPECT_TRUE(w.resolve(g1, susp::phase_signaled));
+    EXPECT_EQ(w.arm(true), 0u);  // cancellable arm refused once cancellation was requested
+    EXPECT_EQ(w.phase(), susp::phase_cancelled);
+    const std::uint64_t g3 = w.arm(false);  // a non-cancellable one still arms
+    EXPECT_NE(g3, 0u);
+    EXPECT_TRUE(w.cancel_requested());  // the bit survives every arm
+    EXPECT_TRUE(w.resolve(g3, susp::phase_signaled));
+
+    susp v;
+    const std::uint64_t g = v.arm(true);
+    EXPECT_TRUE(v.request_cancel(first));
+    EXPECT_EQ(v.phase(), susp::phase_cancelled);
+    EXPECT_FALSE(v.resolve(g, susp::phase_signaled));  // the waker lost: it hands its item on
+}
+
+// Wakers of the current and of the previous suspension and a canceller race on one word: exactly
+// one party resolves each suspension, never a stale waker. 1, 2, 4 and 8 racing threads.
+TEST(suspension_word, racing_wakers_and_a_canceller_resolve_each_suspension_once) {
+    crew_test::watchdog dog(std::chrono::seconds(120));
+    for (unsigned threads : {1u, 2u, 4u, 8u}) {
+        const long rounds = crew_test::scaled(1000);
+        for (long round = 0; round < rounds; ++round) {
+            susp w;
+            const std::uint64_t stale = w.arm(true);
+            ASSERT_TRUE(w.resolve(stale, susp::phase_none));
+            const std::uint64_t gen = w.arm(true);
+            std::atomic<int> winners{0}, stale_wins{0};
+            std::atomic<bool> go{false};
+            std::vector<std::thread> pool;
+            for (unsigned i = 0; i < threads; ++i) {
+                pool.emplace_back([&, i] {
+                    while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+                    if (i == 0 && threads > 1) {
+                        bool first = false;
+                        if (w.request_cancel(first)) winners.fetch_add(1);
+                    } else if (i % 2 == 1) {
+                        if (w.resolve(stale, susp::phase_signaled)) stale_wins.fetch_add(1);
+                        if (w.resolve(gen, susp::phase_signaled)) winners.fetch_add(1);
+                    } else if (w.resolve(gen, susp::phase_signaled)) {
+                        winners.fetch_add(1);
+                    }
+                });
+            }
+            go.store(true, std::memory_order_release);
+            for (auto& t : pool) t.join();
+            ASSERT_EQ(winners.load(), 1) << threads << " threads, round " << round;
+            ASSERT_EQ(stale_wins.load(), 0);
+            ASSERT_NE(w.phase(), susp::phase_waiting);
+        }
+    }
+}
+
 }  // namespace
 
 #include "detail/task_state_stress.hpp"

@@ -51,9 +51,9 @@ inline constexpr bool lifo_always_stealable = CREW_ASYNC_LIFO_ALWAYS_STEALABLE !
 // Queue `t` on `r` (see above). Defined in src/async_schedule.cpp.
 bool schedule_async(registry& r, task* t, async_wake how);
 
-// The budget of the coroutine task running on this thread. The runner (async_task.cpp) saves it,
-// sets it (begin_async_run) before resuming a task and restores it after the run, so a coroutine
-// whose worker helps inside crew::join (a nested run) keeps what it had; awaitables spend it.
+// The budget of the coroutine task running on this thread. The worker sets it (begin_async_run)
+// for every task it picks up; worker::wait_until saves and restores it around nested runs, so a
+// coroutine whose worker helps inside crew::join keeps what it had; awaitables spend it.
 inline constexpr std::uint32_t async_budget = 128;
 inline constinit thread_local std::uint32_t async_budget_left
     __attribute__((tls_model("initial-exec"))) = async_budget;
