@@ -21,10 +21,9 @@
 // never touched after.
 // Teeth (model_teeth.cpp): susp_relaxed_arm (a refused arm does not acquire the canceller's
 // writes: a data race on the note) is caught within a few schedules. susp_wake_ignores_generation
-// (the late W1 resolves suspension 2) is NOT caught yet in 1,000,000 random schedules: the
-// interleaving it needs (W1 taken from slot a, then cancel, the step-1 run and the arm of
-// suspension 2, then W1's resolve) is too rare for the random scheduler here; it is left out of
-// CTest's teeth list until a scenario reaches it (e.g. a dedicated late-waker thread).
+// (the late W1 resolves suspension 2) is rarely reached here by the random scheduler (W1 taken
+// from slot a, then cancel, the step-1 run and the arm of suspension 2, then W1's resolve), so
+// late_waker_model below sequences exactly that race on the suspension word alone and catches it.
 #pragma once
 
 #include <cstdint>
@@ -203,13 +202,52 @@ struct task_word_model : rl::test_suite<task_word_model<Policy, Cancel>, 3> {
     }
 };
 
+// The late waker, directly: the suspension word alone. Thread 0 (the task) arms suspension 1
+// (cancellable) and publishes its generation; thread 1 cancels it; once the task sees the cancel
+// it arms suspension 2 (not cancellable) and says so; thread 2 holds the waker of suspension 1 and
+// fires it only after suspension 2 is armed (the interleaving the random scheduler rarely reaches
+// in task_word_model). The stale resolve must fail, and the task's own retract of suspension 2
+// must then succeed (nobody else resolved it).
+template <class Policy>
+struct late_waker_model : rl::test_suite<late_waker_model<Policy>, 3> {
+    using word = crew::detail::suspension_word<Policy>;
+    static constexpr std::uint64_t refused = 1;  // slot value: suspension 1 was never armed
+    aligned_box<word> susp;
+    model_atomic<std::uint64_t> first{0}, second{0};  // published generations (0: not yet)
+
+    void thread(unsigned self) {
+        if (self == 0) {
+            const std::uint64_t g1 = susp->arm(true);
+            first.store(g1 == 0 ? refused : g1, std::memory_order_release);
+            while (susp->phase() == word::phase_waiting) rl::yield(1, RL_INFO);  // until cancelled
+            const std::uint64_t g2 = susp->arm(false);
+            RL_ASSERT(g2 != 0);
+            second.store(g2, std::memory_order_release);
+            RL_ASSERT(susp->resolve(g2, word::phase_none));  // the retract: still waiting
+        } else if (self == 1) {
+            bool is_first = false;
+            susp->request_cancel(is_first);
+        } else {
+            std::uint64_t g1 = 0;
+            while ((g1 = first.load(std::memory_order_acquire)) == 0) rl::yield(1, RL_INFO);
+            if (g1 == refused) return;
+            while (second.load(std::memory_order_acquire) == 0) rl::yield(1, RL_INFO);
+            RL_ASSERT(!susp->resolve(g1, word::phase_signaled));  // stale: a later one is armed
+        }
+    }
+};
+
 template <bug Bug, bool Cancel>
 constexpr scenario task_word_scenario(const char* name) {
     return {name, &simulate<task_word_model<relacy_atomics<Bug>, Cancel>>};
 }
+template <bug Bug>
+constexpr scenario late_waker_scenario(const char* name) {
+    return {name, &simulate<late_waker_model<relacy_atomics<Bug>>>};
+}
 
 // Registered in model_check.cpp (the correct code) and model_teeth.cpp (the bugs).
-inline constexpr int task_word_scenario_count = 2;
+inline constexpr int task_word_scenario_count = 3;
 extern const scenario task_word_scenarios[task_word_scenario_count];
 inline constexpr int task_word_bug_count = 2;
 extern const bug_entry task_word_bugs[task_word_bug_count];

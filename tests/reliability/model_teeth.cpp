@@ -44,7 +44,8 @@ constexpr scenario state_teeth[] = {task_state_scenario<Bug, false>("task_state_
 
 template <bug Bug>
 constexpr scenario task_word_teeth[] = {task_word_scenario<Bug, false>("task_word_wake_stale_wake"),
-                                        task_word_scenario<Bug, true>("task_word_cancel_wake_drop")};
+                                        task_word_scenario<Bug, true>("task_word_cancel_wake_drop"),
+                                        late_waker_scenario<Bug>("task_word_late_waker")};
 
 template <bug Bug>
 constexpr scenario lifo_teeth[] = {parking_lifo_scenario<Bug>("parking_with_lifo_slots")};
@@ -78,8 +79,8 @@ const bug_entry bugs[bug_count] = {
 };
 
 const bug_entry task_word_bugs[task_word_bug_count] = {
-    {"susp_wake_ignores_generation", task_word_teeth<bug::susp_wake_ignores_generation>, 2},
-    {"susp_relaxed_arm", task_word_teeth<bug::susp_relaxed_arm>, 2},
+    {"susp_wake_ignores_generation", task_word_teeth<bug::susp_wake_ignores_generation>, 3},
+    {"susp_relaxed_arm", task_word_teeth<bug::susp_relaxed_arm>, 3},
 };
 
 }  // namespace crew_model
