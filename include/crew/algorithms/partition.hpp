@@ -245,13 +245,13 @@ private:
 // ---- the drivers ----
 
 // Demand splitting, for auto_partition's leaves: a leaf runs in blocks of about an eighth of its
-// length, and after each block, if this worker's deque is empty (so a thief would find nothing
-// here), the rest is split once and its right half goes on the deque. Uneven work thus keeps
+// length, and after each block, if a thief would find nothing here or has asked
+// (worker::offer_wanted), the rest is split once and its right half is forked. Uneven work thus keeps
 // spreading even after the split budget is spent, as oneTBB's auto partitioner keeps splitting
 // while it sees demand; when no one steals, it costs a few joins per leaf.
 inline bool offer_work_wanted(std::size_t rest, const adaptive_splitter& s) noexcept {
     // reset_to is 2 x the pool size: a pool of one worker has no thieves to offer work to.
-    return s.reset_to > 2 && rest >= 2 * s.min_len && current_worker->queued_hint() == 0;
+    return s.reset_to > 2 && rest >= 2 * s.min_len && current_worker->offer_wanted();
 }
 
 inline std::size_t demand_block(std::size_t len, const adaptive_splitter& s) noexcept {

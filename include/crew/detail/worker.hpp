@@ -142,6 +142,15 @@ public:
     // Any thread whose steal found this worker's deque empty: ask the owner to promote a fork.
     void request_work() noexcept { forks_.request(); }
 
+    // Owner only, for demand splitting (algorithms/partition.hpp): should a running leaf split off
+    // work? Yes when a thief would find none here (an empty deque and no private fork: what an
+    // empty deque meant before forks were private) or when a thief has asked (the split's fork
+    // then answers it). Private forks alone are no demand: splitting on them split every leaf down
+    // to its minimum length (count_if at 2 workers ran 3.5x slower than at 1).
+    bool offer_wanted() const noexcept {
+        return forks_.requested() || (deque_.size_hint() == 0 && !forks_.has_private());
+    }
+
     void execute(task* t) noexcept {
         count_task();
         trace::task_begin(trace_);
