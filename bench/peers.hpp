@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -32,6 +33,25 @@
 #include "report_util.hpp"
 
 namespace crew_bench {
+
+// The peer programs (bench/peers/tokio, bench/peers/asio) print one JSON line per rep: reads the
+// number after `"key":` in `line`.
+inline bool json_number(const std::string& line, const char* key, double& out) {
+    const std::string k = std::string("\"") + key + "\":";
+    const auto at = line.find(k);
+    if (at == std::string::npos) return false;
+    char* end = nullptr;
+    const char* begin = line.c_str() + at + k.size();
+    out = std::strtod(begin, &end);
+    return end != begin;
+}
+
+// `s` as one word for popen's shell.
+inline std::string shell_quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
 
 // A static equal split on plain threads: chunk k of `threads` runs body(lo, hi, k); the calling
 // thread runs chunk 0. This is what "one contiguous chunk per thread" costs at best.

@@ -117,22 +117,6 @@ std::string peer_path(const char* env, const char* built) {
 
 bool runnable(const std::string& path) { return !path.empty() && access(path.c_str(), X_OK) == 0; }
 
-bool json_number(const std::string& line, const char* key, double& out) {
-    std::string k = std::string("\"") + key + "\":";
-    auto at = line.find(k);
-    if (at == std::string::npos) return false;
-    char* end = nullptr;
-    const char* begin = line.c_str() + at + k.size();
-    out = std::strtod(begin, &end);
-    return end != begin;
-}
-
-std::string shell_quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
 // Runs `path shape threads reps n iters` and returns its reps as samples.
 std::vector<sample> run_peer(const std::string& path, const shape& sh, std::size_t threads, int reps, u64 n, u64 iters) {
     std::string cmd = shell_quote(path) + " " + sh.name + " " + std::to_string(threads) + " " + std::to_string(reps) +

@@ -54,24 +54,8 @@ const net_shape net_shapes[] = {
 
 // ---- the peers, as subprocesses ----
 
-bool json_field(const std::string& line, const char* key, double& out) {
-    const std::string k = std::string("\"") + key + "\":";
-    const auto at = line.find(k);
-    if (at == std::string::npos) return false;
-    char* end = nullptr;
-    const char* begin = line.c_str() + at + k.size();
-    out = std::strtod(begin, &end);
-    return end != begin;
-}
-
-std::string quoted(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
 std::vector<sample> run_io_peer(const std::string& path, const io_peer_shape& sh, std::size_t threads, int reps) {
-    const std::string cmd = quoted(path) + " " + sh.name + " " + std::to_string(threads) + " " + std::to_string(reps) +
+    const std::string cmd = shell_quote(path) + " " + sh.name + " " + std::to_string(threads) + " " + std::to_string(reps) +
                             " " + std::to_string(sh.n) + " " + std::to_string(sh.iters);
     FILE* f = popen(cmd.c_str(), "r");
     if (f == nullptr) throw std::runtime_error("cannot run " + cmd);
@@ -82,17 +66,17 @@ std::vector<sample> run_io_peer(const std::string& path, const io_peer_shape& sh
         line += buf;
         if (line.back() != '\n') continue;
         double ns = 0, check = 0;
-        if (json_field(line, "ns", ns) && json_field(line, "check", check)) {
+        if (json_number(line, "ns", ns) && json_number(line, "check", check)) {
             if (static_cast<u64>(check) != sh.check && error.empty())
                 error = "WRONG ANSWER: got " + std::to_string(static_cast<u64>(check)) + ", want " + std::to_string(sh.check);
             sample s;
             s.seconds = ns * 1e-9;
             for (const auto& [key, label, scale] : sh.figures) {
                 double v = 0;
-                if (json_field(line, key.c_str(), v)) s.extras.emplace_back(label, v * scale);
+                if (json_number(line, key.c_str(), v)) s.extras.emplace_back(label, v * scale);
             }
             double t = 0;
-            if (!sh.time_key.empty() && json_field(line, sh.time_key.c_str(), t)) s.seconds = t * 1e-9;
+            if (!sh.time_key.empty() && json_number(line, sh.time_key.c_str(), t)) s.seconds = t * 1e-9;
             if (sh.per_second_label != nullptr) s.extras.emplace_back(sh.per_second_label, static_cast<double>(sh.check) / s.seconds);
             out.push_back(std::move(s));
         }
