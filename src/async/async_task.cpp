@@ -195,6 +195,7 @@ void async_task::lock_hooks() noexcept {
     }
 }
 
+// release: pairs with lock_hooks()'s acquire exchange.
 void async_task::unlock_hooks() noexcept { hooks_locked_.store(false, std::memory_order_release); }
 
 bool async_task::migrate(registry& to) noexcept {
@@ -228,6 +229,7 @@ void async_task_list::shard::lock() noexcept {
     }
 }
 
+// release: pairs with lock()'s acquire exchange.
 void async_task_list::shard::unlock() noexcept { locked.store(false, std::memory_order_release); }
 
 unsigned async_task_list::shard_of_caller() noexcept {

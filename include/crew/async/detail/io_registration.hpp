@@ -65,6 +65,7 @@ public:
         }
         bool await_suspend(std::coroutine_handle<> h) {
             std::lock_guard lock(s_->mutex);
+            // acquire: as in await_ready (partner: the driver's readiness CAS).
             const std::uint64_t r = s_->readiness.load(std::memory_order_acquire);
             if ((r & bit()) != 0) {  // ready after all (or the budget is spent): no wait
                 token_.tick = r >> 8;
@@ -86,6 +87,7 @@ public:
                 unlink();
                 throw_cancelled();
             }
+            // acquire: the driver's readiness CAS that preceded the wake.
             if (armed_) token_.tick = s_->readiness.load(std::memory_order_acquire) >> 8;
             armed_ = false;
             return token_;
