@@ -21,6 +21,15 @@ namespace crew::detail {
 namespace {
 
 constexpr int max_events = 256;
+// How a readiness report queues its task from a worker: async_wake::wake (the LIFO slot; the
+// previous occupant goes to the back of the ring, so a batch runs last-reported first, then in
+// report order), or with CREW_IO_DRIVER_FIFO_WAKES=1 async_wake::spawn (the back of the ring, in
+// report order, stealable at once). Session 5 measured no difference on tcp_echo_throughput on a
+// saturated machine (docs/BENCHMARKS.md "Timers and TCP, session 5"); the switch is for a quiet A/B.
+#ifndef CREW_IO_DRIVER_FIFO_WAKES
+#define CREW_IO_DRIVER_FIFO_WAKES 0
+#endif
+constexpr async_wake readiness_wake = CREW_IO_DRIVER_FIFO_WAKES ? async_wake::spawn : async_wake::wake;
 constexpr std::size_t wake_batch = 64;
 constexpr std::uint64_t event_tag = 1;  // epoll data of the eventfd (sources are pointers)
 constexpr std::uint64_t timer_tag = 2;  // epoll data of the fallback timerfd
@@ -141,7 +150,9 @@ bool io_driver::expire_timers(std::uint64_t now_ns) {
             next_due_.store(wheel_.next_deadline(), std::memory_order_relaxed);
         }
         timers_.fetch_sub(n, std::memory_order_relaxed);
-        for (std::size_t i = 0; i < n; ++i) any |= batch[i].wake();
+        // FIFO (the back of the ring, in deadline order): with the LIFO slot, the last timer of a
+        // batch (due after the others) would resume first.
+        for (std::size_t i = 0; i < n; ++i) any |= batch[i].wake(async_wake::spawn);
         if (n < wake_batch) return any;
     }
 }
@@ -215,7 +226,7 @@ bool io_driver::dispatch_events(const void* raw, int n) {
                     s->waiting[k] = nullptr;
                 }
         }
-        for (auto& w : ws) any |= w.wake();
+        for (auto& w : ws) any |= w.wake(readiness_wake);
     }
     return any;
 }
