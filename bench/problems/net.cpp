@@ -203,6 +203,12 @@ void print_net_diagnostics(const std::vector<u64>& lat, u64 n, u64 conns, const 
                  percentile(all, 1.0) / 1e3, percentile(later, 0.99) / 1e3, (unsigned long long)t.async_tasks_run,
                  (unsigned long long)t.lifo_hits, (unsigned long long)t.steals, (unsigned long long)t.parks,
                  (unsigned long long)t.budget_yields, (unsigned long long)t.ring_overflows);
+    std::fprintf(stderr, "net-diag: per worker (coroutine runs, steals, schedule-latency p50/p99 <= us):");
+    for (const auto& w : m.workers)
+        std::fprintf(stderr, " [%llu, %llu, %.0f/%.0f]", (unsigned long long)w.async_tasks_run, (unsigned long long)w.steals,
+                     static_cast<double>(w.schedule_latency.quantile_upper_bound(0.5).count()) / 1e3,
+                     static_cast<double>(w.schedule_latency.quantile_upper_bound(0.99).count()) / 1e3);
+    std::fprintf(stderr, "\n");
 }
 
 void add_crew_net(problem& p, const net_shape& sh, u64 n) {
