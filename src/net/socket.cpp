@@ -38,13 +38,16 @@ crew::detail::io_registration& socket_state::register_cold() {
 
 void socket_state::close() {
     if (fd_ < 0) return;
+    // acquire: pairs with the release store in register_cold() (r->forked_away() reads r).
     crew::detail::io_registration* r = reg_.load(std::memory_order_acquire);
     // Acquire: pairs with the release in ~op_guard, so the finished operation's accesses to the
     // registration happen before we destroy it.
     const bool busy = reading_.load(std::memory_order_acquire) || writing_.load(std::memory_order_acquire);
     if (busy && (r == nullptr || !r->forked_away()))
         throw crew::usage_error("crew::net: close() while an operation is in flight on the socket; cancel and await it first");
-    delete reg_.exchange(nullptr, std::memory_order_relaxed);  // a forked-away one leaves the parent's epoll set alone
+    // relaxed: no operation is in flight, so no other thread reads reg_ now. Deleting a forked-away
+    // registration leaves the parent's epoll set alone.
+    delete reg_.exchange(nullptr, std::memory_order_relaxed);
     ::close(fd_);  // the descriptor is gone even when close reports an error (Linux)
     fd_ = -1;
 }
