@@ -184,14 +184,45 @@ crew::task<std::vector<u64>> tcp_echo(u64 n, u64 conns) {
     co_return all;
 }
 
+// CREW_BENCH_NET_METRICS=1: after each crew run, one line on stderr with the tail without each
+// connection's first round trip (connection set-up) and the pool's counters for the run (the
+// session-5 p99 investigation in docs/BENCHMARKS.md).
+void print_net_diagnostics(const std::vector<u64>& lat, u64 n, u64 conns, const crew::pool_metrics& m) {
+    std::vector<u64> later, all = lat;
+    std::size_t at = 0;
+    for (u64 c = 0; c < conns; ++c) {
+        const u64 rounds = n / conns + (c < n % conns ? 1 : 0);
+        for (u64 r = 1; r < rounds; ++r) later.push_back(lat[at + r]);
+        at += rounds;
+    }
+    const crew::worker_metrics t = m.total();
+    std::fprintf(stderr,
+                 "net-diag: p50 %.0f p99 %.0f p99.9 %.0f max %.0f us; without first rt p99 %.0f us; runs %llu "
+                 "lifo %llu steals %llu parks %llu budget_yields %llu overflows %llu\n",
+                 percentile(all, 0.5) / 1e3, percentile(all, 0.99) / 1e3, percentile(all, 0.999) / 1e3,
+                 percentile(all, 1.0) / 1e3, percentile(later, 0.99) / 1e3, (unsigned long long)t.async_tasks_run,
+                 (unsigned long long)t.lifo_hits, (unsigned long long)t.steals, (unsigned long long)t.parks,
+                 (unsigned long long)t.budget_yields, (unsigned long long)t.ring_overflows);
+    std::fprintf(stderr, "net-diag: per worker (coroutine runs, steals, schedule-latency p50/p99 <= us):");
+    for (const auto& w : m.workers)
+        std::fprintf(stderr, " [%llu, %llu, %.0f/%.0f]", (unsigned long long)w.async_tasks_run, (unsigned long long)w.steals,
+                     static_cast<double>(w.schedule_latency.quantile_upper_bound(0.5).count()) / 1e3,
+                     static_cast<double>(w.schedule_latency.quantile_upper_bound(0.99).count()) / 1e3);
+    std::fprintf(stderr, "\n");
+}
+
 void add_crew_net(problem& p, const net_shape& sh, u64 n) {
     p.impls.push_back({"crew", [=, &sh](std::size_t threads) -> run_fn {
                            auto pool = std::make_shared<crew::pool>(threads);
                            return [=, &sh] {
+                               static const bool diag = std::getenv("CREW_BENCH_NET_METRICS") != nullptr;
+                               crew::pool_metrics before;
+                               if (diag) before = pool->metrics();
                                const auto t0 = clock::now();
                                auto lat = pool->block_on(tcp_echo(n, sh.conns));
                                sample s;
                                s.seconds = seconds_since(t0);
+                               if (diag && lat.size() == n) print_net_diagnostics(lat, n, sh.conns, pool->metrics() - before);
                                if (lat.size() != n)
                                    throw std::runtime_error("WRONG ANSWER: " + std::to_string(lat.size()) + " round trips, want " + std::to_string(n));
                                s.extras.emplace_back("rt/s", static_cast<double>(n) / s.seconds);

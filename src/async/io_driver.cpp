@@ -10,13 +10,26 @@
 #include <cerrno>
 #include <chrono>
 #include <ctime>
+#include <string>
 #include <system_error>
+#include <utility>
+
+#include "crew/errors.hpp"
 
 namespace crew::detail {
 
 namespace {
 
 constexpr int max_events = 256;
+// How a readiness report queues its task from a worker: async_wake::wake (the LIFO slot; the
+// previous occupant goes to the back of the ring, so a batch runs last-reported first, then in
+// report order), or with CREW_IO_DRIVER_FIFO_WAKES=1 async_wake::spawn (the back of the ring, in
+// report order, stealable at once). Session 5 measured no difference on tcp_echo_throughput on a
+// saturated machine (docs/BENCHMARKS.md "Timers and TCP, session 5"); the switch is for a quiet A/B.
+#ifndef CREW_IO_DRIVER_FIFO_WAKES
+#define CREW_IO_DRIVER_FIFO_WAKES 0
+#endif
+constexpr async_wake readiness_wake = CREW_IO_DRIVER_FIFO_WAKES ? async_wake::spawn : async_wake::wake;
 constexpr std::size_t wake_batch = 64;
 constexpr std::uint64_t event_tag = 1;  // epoll data of the eventfd (sources are pointers)
 constexpr std::uint64_t timer_tag = 2;  // epoll data of the fallback timerfd
@@ -30,6 +43,30 @@ void lower_timer_slack() noexcept {
     if (done) return;
     done = true;
     (void)::prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+}
+
+// Sources deregistered from a forked-away driver (the header's fork() note): kept reachable here,
+// never freed. The mutex is the child's own (made at first use, after the fork that needs it).
+std::mutex& abandoned_mutex() {
+    static std::mutex* m = new std::mutex;
+    return *m;
+}
+io_source* abandoned_sources = nullptr;
+
+void abandon(io_source* list) noexcept {
+    if (list == nullptr) return;
+    std::lock_guard lock(abandoned_mutex());
+    while (list != nullptr) {
+        io_source* next = std::exchange(list->next_release, abandoned_sources);
+        abandoned_sources = list;
+        list = next;
+    }
+}
+
+[[noreturn]] void throw_forked_away(const char* what) {
+    throw usage_error(std::string(what) +
+                      ": this pool's I/O driver was created before fork(); it belongs to the parent process "
+                      "(a forked child uses its own pools)");
 }
 
 }  // namespace
@@ -60,7 +97,11 @@ io_driver::io_driver() : wheel_(driver_now_ns()) {
 }
 
 io_driver::~io_driver() {
-    free_released();
+    if (forked_away()) {
+        abandon(std::exchange(released_, nullptr));  // unlocked: a parent thread may have held mutex_
+    } else {
+        free_released();
+    }
     if (timerfd_ >= 0) ::close(timerfd_);
     ::close(event_);
     ::close(epoll_);
@@ -69,6 +110,7 @@ io_driver::~io_driver() {
 // ---- timers ----
 
 void io_driver::add_timer(timer_entry& e) {
+    if (forked_away()) [[unlikely]] throw_forked_away("crew: a timer");
     bool kick = false;
     {
         std::lock_guard lock(mutex_);
@@ -86,6 +128,7 @@ void io_driver::add_timer(timer_entry& e) {
 }
 
 void io_driver::cancel_timer(timer_entry& e) noexcept {
+    if (forked_away()) [[unlikely]] return;  // no timer of the child is in this wheel
     std::lock_guard lock(mutex_);
     if (wheel_.cancel(e)) timers_.fetch_sub(1, std::memory_order_relaxed);
     e.w.reset();
@@ -107,7 +150,9 @@ bool io_driver::expire_timers(std::uint64_t now_ns) {
             next_due_.store(wheel_.next_deadline(), std::memory_order_relaxed);
         }
         timers_.fetch_sub(n, std::memory_order_relaxed);
-        for (std::size_t i = 0; i < n; ++i) any |= batch[i].wake();
+        // FIFO (the back of the ring, in deadline order): with the LIFO slot, the last timer of a
+        // batch (due after the others) would resume first.
+        for (std::size_t i = 0; i < n; ++i) any |= batch[i].wake(async_wake::spawn);
         if (n < wake_batch) return any;
     }
 }
@@ -115,6 +160,7 @@ bool io_driver::expire_timers(std::uint64_t now_ns) {
 // ---- fds ----
 
 void io_driver::register_fd(io_source& s) {
+    if (forked_away()) [[unlikely]] throw_forked_away("crew: registering an fd");
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
     ev.data.ptr = &s;
@@ -123,6 +169,11 @@ void io_driver::register_fd(io_source& s) {
 }
 
 void io_driver::deregister(io_source* s) noexcept {
+    if (forked_away()) [[unlikely]] {  // the epoll set is the parent's: leave its entry alone
+        s->next_release = nullptr;
+        abandon(s);
+        return;
+    }
     (void)::epoll_ctl(epoll_, EPOLL_CTL_DEL, s->fd, nullptr);
     sources_.fetch_sub(1, std::memory_order_relaxed);
     std::lock_guard lock(mutex_);
@@ -175,7 +226,7 @@ bool io_driver::dispatch_events(const void* raw, int n) {
                     s->waiting[k] = nullptr;
                 }
         }
-        for (auto& w : ws) any |= w.wake();
+        for (auto& w : ws) any |= w.wake(readiness_wake);
     }
     return any;
 }
@@ -277,6 +328,7 @@ bool io_driver::sleep(parking& lot) {
 }
 
 void io_driver::unpark() noexcept {
+    if (forked_away()) [[unlikely]] return;  // the eventfd would wake the parent's driver
     const std::uint64_t one = 1;
     (void)!::write(event_, &one, sizeof one);
 }

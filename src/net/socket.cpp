@@ -13,22 +13,41 @@
 namespace crew::net::detail {
 
 socket_state::~socket_state() {
-    reg_.reset();  // deregister before the number can be reused by another descriptor
+    delete reg_.load(std::memory_order_relaxed);  // deregister before the number can be reused
     if (fd_ >= 0) ::close(fd_);
 }
 
-crew::detail::io_registration& socket_state::registration() {
-    std::call_once(registered_, [this] { reg_ = std::make_unique<crew::detail::io_registration>(fd_); });
-    return *reg_;
+crew::detail::io_registration& socket_state::register_cold() {
+    std::lock_guard lock(register_mutex_);
+    crew::detail::io_registration* r = reg_.load(std::memory_order_relaxed);  // under the mutex
+    if (r != nullptr && r->forked_away()) {
+        // The parent's registration: deregistering it leaves the parent's epoll set alone.
+        reg_.store(nullptr, std::memory_order_relaxed);
+        delete r;
+        r = nullptr;
+        // relaxed: set by parent tasks that never resume in this process.
+        reading_.store(false, std::memory_order_relaxed);
+        writing_.store(false, std::memory_order_relaxed);
+    }
+    if (r == nullptr) {
+        r = new crew::detail::io_registration(fd_);
+        reg_.store(r, std::memory_order_release);  // partner: the acquire load in registration()
+    }
+    return *r;
 }
 
 void socket_state::close() {
     if (fd_ < 0) return;
+    // acquire: pairs with the release store in register_cold() (r->forked_away() reads r).
+    crew::detail::io_registration* r = reg_.load(std::memory_order_acquire);
     // Acquire: pairs with the release in ~op_guard, so the finished operation's accesses to the
     // registration happen before we destroy it.
-    if (reading_.load(std::memory_order_acquire) || writing_.load(std::memory_order_acquire))
+    const bool busy = reading_.load(std::memory_order_acquire) || writing_.load(std::memory_order_acquire);
+    if (busy && (r == nullptr || !r->forked_away()))
         throw crew::usage_error("crew::net: close() while an operation is in flight on the socket; cancel and await it first");
-    reg_.reset();
+    // relaxed: no operation is in flight, so no other thread reads reg_ now. Deleting a forked-away
+    // registration leaves the parent's epoll set alone.
+    delete reg_.exchange(nullptr, std::memory_order_relaxed);
     ::close(fd_);  // the descriptor is gone even when close reports an error (Linux)
     fd_ = -1;
 }

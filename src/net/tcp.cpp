@@ -80,8 +80,8 @@ task<tcp_stream> tcp_stream::connect(endpoint peer) {
     } while (rc != 0 && errno == EINTR);
     if (rc == 0) co_return s;
     if (errno != EINPROGRESS) throw_errno(errno, "crew::net::tcp_stream::connect");
-    socket_state::op_guard guard(*s.s_, io_interest::write);
     auto& reg = s.s_->registration();
+    socket_state::op_guard guard(*s.s_, io_interest::write);
     for (;;) {
         auto tok = co_await reg.ready(io_interest::write);
         if (connect_finished(fd)) break;
@@ -93,8 +93,8 @@ task<tcp_stream> tcp_stream::connect(endpoint peer) {
 task<std::size_t> tcp_stream::read_some(std::span<std::byte> buf) {
     socket_state& s = checked("crew::net::tcp_stream::read_some");
     if (buf.empty()) co_return 0;
-    socket_state::op_guard guard(s, io_interest::read);
     auto& reg = s.registration();
+    socket_state::op_guard guard(s, io_interest::read);
     for (;;) {
         auto tok = co_await reg.ready(io_interest::read);
         const ssize_t n = ::recv(s.fd(), buf.data(), buf.size(), 0);
@@ -110,8 +110,8 @@ task<std::size_t> tcp_stream::read_some(std::span<std::byte> buf) {
 task<void> tcp_stream::write_all(std::span<const std::byte> data) {
     socket_state& s = checked("crew::net::tcp_stream::write_all");
     if (data.empty()) co_return;
-    socket_state::op_guard guard(s, io_interest::write);
     auto& reg = s.registration();
+    socket_state::op_guard guard(s, io_interest::write);
     while (!data.empty()) {
         auto tok = co_await reg.ready(io_interest::write);
         const ssize_t n = ::send(s.fd(), data.data(), data.size(), MSG_NOSIGNAL);
@@ -185,8 +185,8 @@ tcp_listener tcp_listener::bind(const endpoint& local, int backlog) {
 
 task<tcp_stream> tcp_listener::accept() {
     socket_state& s = checked("crew::net::tcp_listener::accept");
-    socket_state::op_guard guard(s, io_interest::read);
     auto& reg = s.registration();
+    socket_state::op_guard guard(s, io_interest::read);
     for (;;) {
         auto tok = co_await reg.ready(io_interest::read);
         const int fd = ::accept4(s.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);

@@ -1,12 +1,17 @@
 // tests/net/tcp_fault_test.cpp -- crew::net faults: port in use, connection refused, peer reset
-// mid-write, cancellation in accept / read_some, the pool destroyed with open sockets, EMFILE.
-// Pools of 1, 2, 4, 8.
+// mid-write, cancellation in accept / read_some, the pool destroyed with open sockets, EMFILE,
+// fork() with registered sockets. Pools of 1, 2, 4, 8.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
+#include <functional>
+
+#include <crew/detail/registry.hpp>
 
 #include "net/net_common.hpp"
 
@@ -241,4 +246,107 @@ TEST_P(tcp_fault_suite, emfile_on_accept_reaches_the_server_which_keeps_serving)
     EXPECT_GE(emfiles.load(), 1);
     ::close(first);
     ::close(second);
+}
+
+// ---- fork() ----
+
+namespace {
+
+constexpr bool under_asan =
+#if defined(__SANITIZE_ADDRESS__)
+    true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    true;
+#else
+    false;
+#endif
+#else
+    false;
+#endif
+
+// Run `body` in a forked child and return its exit status (-1: killed after 30 s, 99: it threw).
+// Under ASan, fork only while every worker of `p` sleeps (tests/edge/process_test.cpp says why).
+int fork_and_wait(crew::pool& p, const std::function<int()>& body) {
+    if (under_asan)
+        while (crew::detail::registry_of(p).lot().sleepers() != p.size()) std::this_thread::yield();
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        int code = 99;
+        try {
+            code = body();
+        } catch (...) {
+        }
+        ::_exit(code);
+    }
+    if (pid < 0) return -2;
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+            return -1;
+        }
+        std::this_thread::sleep_for(1ms);
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -3;
+}
+
+crew::task<std::string> round_trip(tcp_stream& s, std::string msg) {
+    co_await s.write_all(bytes(msg));
+    co_return co_await read_exactly(s, msg.size());
+}
+
+}  // namespace
+
+// The parent's driver (epoll set, eventfd) is shared with a forked child: the child must neither
+// deregister the parent's fds from it (closing an inherited socket) nor use it. The parent keeps
+// serving, the child's inherited sockets close quietly, and the child may use an inherited stream
+// through its own pool (a fresh registration).
+TEST_P(tcp_fault_suite, a_forked_child_leaves_the_parents_driver_alone) {
+    crew_test::watchdog wd(120s);
+    auto l = bind_loopback();
+    auto server = pool().spawn(echo_server(l, 2));  // in accept() across the fork
+    tcp_stream c = pool().block_on(tcp_stream::connect(l.local_endpoint()));
+    ASSERT_EQ(pool().block_on(round_trip(c, "ping")), "ping");  // both ends registered
+    crew::pool& parent_pool = pool();
+    const int code = fork_and_wait(pool(), [&]() -> int {
+        crew::detail::io_driver& d = crew::detail::driver_of(crew::detail::registry_of(parent_pool));
+        if (!d.forked_away()) return 10;
+        crew::detail::io_source src;
+        src.fd = c.native_handle();
+        try {
+            d.register_fd(src);
+            return 11;
+        } catch (const crew::usage_error&) {
+        }
+        if (!crew::detail::under_tsan) {  // TSan cannot start the child's pool's threads
+            // The inherited stream, through the child's default pool: the parent's server echoes.
+            if (crew::default_pool().block_on(round_trip(c, "kid!")) != "kid!") return 12;
+        }
+        try {
+            l.close();  // the parent's accept() in flight does not count here
+            c.close();
+        } catch (...) {
+            return 13;
+        }
+        return 0;
+    });
+    EXPECT_EQ(code, 0);
+    // The parent's registrations survived: the stream and the pending accept still get readiness.
+    // (Had the child deregistered them from the shared epoll set, these would wait for ever.)
+    try {
+        EXPECT_EQ(pool().block_on(crew::timeout(10s, round_trip(c, "pong"))), "pong");
+        tcp_stream c2 = pool().block_on(crew::timeout(10s, tcp_stream::connect(l.local_endpoint())));
+        EXPECT_EQ(pool().block_on(crew::timeout(10s, round_trip(c2, "two"))), "two");
+        c.shutdown();
+        c2.shutdown();
+        EXPECT_EQ(server.get(), 4u + 4u + 3u + (crew::detail::under_tsan ? 0u : 4u));  // ping, pong, two, kid!
+    } catch (const crew::timeout_error&) {
+        ADD_FAILURE() << "the parent lost a registration to the child";
+        server.cancel();
+        EXPECT_THROW((void)server.get(), crew::cancelled_error);
+    }
 }

@@ -13,6 +13,15 @@
 //
 // Who calls what: add_timer/cancel_timer/register_fd/deregister/unpark from any thread;
 // try_acquire by a worker; poll/sleep/release only by the worker that acquired it.
+//
+// fork(): the epoll set and the eventfd are shared with the parent process after fork(), so a
+// driver made in an ancestor process is "forked away" in the child: it never touches them there
+// (an EPOLL_CTL_DEL or an eventfd write from the child would change the parent's driver) and never
+// takes its mutex (a parent thread may have held it at the fork). In the child, register_fd and
+// add_timer on it throw crew::usage_error; deregister, cancel_timer and unpark are quiet no-ops
+// (a deregistered source is kept, never freed: a parent task's frame copied into the child may
+// still point at it); the child's tasks use the child's pools and their fresh drivers, and a
+// socket registered before fork() registers afresh there (src/net/socket.cpp).
 #pragma once
 
 #include <atomic>
@@ -46,6 +55,8 @@ struct io_waiter {
 };
 
 inline constexpr std::uint32_t driver_poll_ticks = 61;  // Tokio's event_interval
+
+std::uint32_t fork_generation() noexcept;  // crew/detail/registry.hpp
 
 class io_driver {
 public:
@@ -84,6 +95,9 @@ public:
     void unpark() noexcept;
     static void unpark_thunk(void* self) noexcept { static_cast<io_driver*>(self)->unpark(); }
 
+    // Made in an ancestor process (see the header): its epoll set and eventfd are the parent's.
+    bool forked_away() const noexcept { return generation_ != fork_generation(); }
+
 private:
     bool expire_timers(std::uint64_t now_ns);
     bool dispatch_events(const void* events, int n);
@@ -106,6 +120,7 @@ private:
     timer_wheel wheel_;
     std::uint64_t sleeping_until_ = 0;         // the sleeper's timeout (ns); 0: no one sleeps
     io_source* released_ = nullptr;
+    const std::uint32_t generation_ = fork_generation();
 };
 
 class registry;

@@ -53,6 +53,8 @@ public:
     io_registration& operator=(const io_registration&) = delete;
 
     int fd() const noexcept { return source_->fd; }
+    // Registered with a driver of an ancestor process (io_driver.hpp, fork()): unusable here.
+    bool forked_away() const noexcept { return driver_->forked_away(); }
 
     class [[nodiscard]] ready_awaiter {
     public:

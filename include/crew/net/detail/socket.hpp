@@ -19,9 +19,18 @@ public:
     socket_state& operator=(const socket_state&) = delete;
 
     int fd() const noexcept { return fd_; }
-    // The registration, made on first use (throws std::system_error when epoll_ctl fails).
-    crew::detail::io_registration& registration();
-    // Deregister and close; throws crew::usage_error while an operation is in flight.
+    // The registration, made on first use (throws std::system_error when epoll_ctl fails). Call it
+    // before taking an op_guard. After fork(), a registration made in the parent is dropped here
+    // (the driver is the parent's: io_driver.hpp) with the parent's in-flight flags, whose tasks
+    // never run in the child, and the socket registers with the calling task's pool afresh.
+    crew::detail::io_registration& registration() {
+        // acquire: pairs with the release store in register_cold() (the registration is built).
+        crew::detail::io_registration* r = reg_.load(std::memory_order_acquire);
+        if (r != nullptr && !r->forked_away()) [[likely]] return *r;
+        return register_cold();
+    }
+    // Deregister and close; throws crew::usage_error while an operation is in flight (one of
+    // this process: an operation the parent had in flight at fork() does not count in the child).
     void close();
 
     // One operation per direction at a time (the driver holds one waiter per interest).
@@ -38,9 +47,11 @@ public:
     };
 
 private:
+    crew::detail::io_registration& register_cold();
+
     int fd_;
-    std::once_flag registered_;
-    std::unique_ptr<crew::detail::io_registration> reg_;
+    std::mutex register_mutex_;                            // serialises register_cold()
+    std::atomic<crew::detail::io_registration*> reg_{nullptr};  // owned; null until first use
     std::atomic<bool> reading_{false};
     std::atomic<bool> writing_{false};
 };
