@@ -51,20 +51,28 @@ bool join_reclaim_cold(worker& w, task* job, completion& done, task* popped);
 
 // The job was promoted to the deque (a thief asked): pop it back as a pushed job, or wait for the
 // thief that took it. Returns true when the caller should run it inline.
-inline bool join_take_promoted(worker& w, task* job, completion& done) {
+[[gnu::noinline, gnu::cold]] inline bool join_take_promoted(worker& w, task* job, completion& done) {
     task* popped = w.pop();
     return popped == job || join_reclaim_cold(w, job, done, popped);
 }
 
 // F and G are the callables' types as passed to join: each is invoked once, as what it was
 // passed as (so rvalue-only callables work). Reference results stay references.
+// Calls c() out of line: the rare branches of a fork (workspan measuring, a call from outside every
+// pool) stay out of the caller's frame, so the fork's fast path stays small enough to inline into a
+// recursive caller without saving every callee-saved register.
+template <class C>
+[[gnu::noinline, gnu::cold]] decltype(auto) cold_call(C&& c) {
+    return std::forward<C>(c)();
+}
+
 template <class F, class G>
 using join_result_t = std::conditional_t<
     std::is_void_v<std::invoke_result_t<F>> && std::is_void_v<std::invoke_result_t<G>>, void,
     std::pair<stored_t<std::invoke_result_t<F>>, stored_t<std::invoke_result_t<G>>>>;
 
 template <class F, class G>
-join_result_t<F, G> join_on(worker& w, std::remove_reference_t<F>& f, std::remove_reference_t<G>& g) {
+[[gnu::always_inline]] inline join_result_t<F, G> join_on(worker& w, std::remove_reference_t<F>& f, std::remove_reference_t<G>& g) {
     using RA = std::invoke_result_t<F>;
     using RB = std::invoke_result_t<G>;
     join_job<G, RB> job(g);
@@ -95,10 +103,14 @@ template <class F, class G>
 detail::join_result_t<F, G> join(F&& f, G&& g) {
     if constexpr (detail::ws_hookable<F, G>)  // crew::workspan measuring (detail/workspan_hooks.hpp)
         if (detail::workspan_active()) [[unlikely]]
-            return detail::workspan_fork<F, G>([](auto&&... b) { return join(std::move(b)...); }, f, g);
+            return detail::cold_call([&]() -> detail::join_result_t<F, G> {
+                return detail::workspan_fork<F, G>([](auto&&... b) { return join(std::move(b)...); }, f, g);
+            });
     if (detail::worker* w = detail::current_worker) [[likely]]
         return detail::join_on<F, G>(*w, f, g);
-    return default_pool().run([&] { return detail::join_on<F, G>(*detail::current_worker, f, g); });
+    return detail::cold_call([&]() -> detail::join_result_t<F, G> {
+        return default_pool().run([&] { return detail::join_on<F, G>(*detail::current_worker, f, g); });
+    });
 }
 
 }  // namespace crew

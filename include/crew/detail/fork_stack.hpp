@@ -91,7 +91,7 @@ public:
     bool requested() const noexcept { return request_.load(std::memory_order_relaxed); }
 
 private:
-    void grow_cold() {
+    [[gnu::noinline, gnu::cold]] void grow_cold() {
         std::unique_ptr<T*[]> bigger(new T*[capacity_ * 2]);
         for (std::int64_t i = 0; i < n_; ++i) bigger[i] = items_[i];
         items_ = std::move(bigger);
