@@ -96,10 +96,14 @@ template <class... F>
 detail::fork_join_result_t<F...> fork_join(F&&... fs) {
     if constexpr (detail::ws_hookable<F...>)  // crew::workspan measuring (detail/workspan_hooks.hpp)
         if (detail::workspan_active()) [[unlikely]]
-            return detail::workspan_fork<F...>([](auto&&... b) { return fork_join(std::move(b)...); }, fs...);
+            return detail::cold_call([&]() -> detail::fork_join_result_t<F...> {
+                return detail::workspan_fork<F...>([](auto&&... b) { return fork_join(std::move(b)...); }, fs...);
+            });
     if (detail::worker* w = detail::current_worker) [[likely]]
         return detail::fork_join_here<F...>(*w, fs...);
-    return default_pool().run([&] { return detail::fork_join_here<F...>(*detail::current_worker, fs...); });
+    return detail::cold_call([&]() -> detail::fork_join_result_t<F...> {
+        return default_pool().run([&] { return detail::fork_join_here<F...>(*detail::current_worker, fs...); });
+    });
 }
 
 }  // namespace crew
