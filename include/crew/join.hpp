@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "crew/pool.hpp"
+#include "crew/detail/cold.hpp"
 #include "crew/detail/completion.hpp"
 #include "crew/detail/task.hpp"
 #include "crew/detail/worker.hpp"
@@ -58,14 +59,6 @@ bool join_reclaim_cold(worker& w, task* job, completion& done, task* popped);
 
 // F and G are the callables' types as passed to join: each is invoked once, as what it was
 // passed as (so rvalue-only callables work). Reference results stay references.
-// Calls c() out of line: the rare branches of a fork (workspan measuring, a call from outside every
-// pool) stay out of the caller's frame, so the fork's fast path stays small enough to inline into a
-// recursive caller without saving every callee-saved register.
-template <class C>
-[[gnu::noinline, gnu::cold]] decltype(auto) cold_call(C&& c) {
-    return std::forward<C>(c)();
-}
-
 template <class F, class G>
 using join_result_t = std::conditional_t<
     std::is_void_v<std::invoke_result_t<F>> && std::is_void_v<std::invoke_result_t<G>>, void,
