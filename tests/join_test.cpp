@@ -147,8 +147,11 @@ TEST(join, works_from_outside_any_pool) {
 TEST(join, outside_any_pool_keeps_references_move_only_results_and_exceptions) {
     crew_test::watchdog dog(60s);
     int x = 1;
-    auto [ref, owned] = crew::join([&]() -> int& { return x; },
-                                   [p = std::make_unique<int>(7)]() mutable && { return std::move(p); });
+    struct rvalue_only {  // callable only as an rvalue, and move-only
+        std::unique_ptr<int> p;
+        std::unique_ptr<int> operator()() && { return std::move(p); }
+    };
+    auto [ref, owned] = crew::join([&]() -> int& { return x; }, rvalue_only{std::make_unique<int>(7)});
     static_assert(std::is_same_v<decltype(ref), int&>);
     ref = 5;
     EXPECT_EQ(x, 5);
