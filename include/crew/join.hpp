@@ -64,6 +64,9 @@ using join_result_t = std::conditional_t<
     std::is_void_v<std::invoke_result_t<F>> && std::is_void_v<std::invoke_result_t<G>>, void,
     std::pair<stored_t<std::invoke_result_t<F>>, stored_t<std::invoke_result_t<G>>>>;
 
+// always_inline: join is then one call holding the fork, both halves and the take-back (compilers
+// otherwise keep join_on out of line in a recursion, one more call and frame per fork); its rare
+// paths (join_take_promoted, the array's growth, answering a request) are calls.
 template <class F, class G>
 [[gnu::always_inline]] inline join_result_t<F, G> join_on(worker& w, std::remove_reference_t<F>& f, std::remove_reference_t<G>& g) {
     using RA = std::invoke_result_t<F>;
