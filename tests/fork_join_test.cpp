@@ -210,6 +210,27 @@ TEST(fork_join, works_from_outside_any_pool) {
     EXPECT_EQ(a + b, 3);
 }
 
+// The outside-pool branch is out of line (detail::cold_call): references, move-only results and
+// the first exception in argument order come through it unchanged.
+TEST(fork_join, outside_any_pool_keeps_references_move_only_results_and_exceptions) {
+    crew_test::watchdog dog(60s);
+    int x = 1;
+    auto [ref, owned, nothing] = crew::fork_join([&]() -> int& { return x; },
+                                                 [] { return std::make_unique<int>(7); }, [] {});
+    static_assert(std::is_same_v<decltype(ref), int&>);
+    static_assert(std::is_same_v<decltype(nothing), std::monostate>);
+    ref = 5;
+    EXPECT_EQ(x, 5);
+    ASSERT_NE(owned, nullptr);
+    EXPECT_EQ(*owned, 7);
+    try {
+        crew::fork_join([] {}, [] { throw std::runtime_error("second"); }, [] { throw std::logic_error("third"); });
+        ADD_FAILURE() << "no exception";
+    } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "second");
+    }
+}
+
 // The docs/API.md example.
 TEST(fork_join, the_api_example) {
     crew_test::watchdog dog(60s);

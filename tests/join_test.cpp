@@ -4,9 +4,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "support/pool_sizes.hpp"
 #include "support/watchdog.hpp"
@@ -137,6 +140,26 @@ TEST(join, a_waiter_parking_while_its_stolen_half_finishes_is_woken) {
 TEST(join, works_from_outside_any_pool) {
     crew_test::watchdog dog(60s);
     EXPECT_EQ(fib(15), fib_serial(15));
+}
+
+// From outside every pool the join goes through its out-of-line branch (detail::cold_call): the
+// result types, rvalue-only callables and exceptions must come through it unchanged.
+TEST(join, outside_any_pool_keeps_references_move_only_results_and_exceptions) {
+    crew_test::watchdog dog(60s);
+    int x = 1;
+    struct rvalue_only {  // callable only as an rvalue, and move-only
+        std::unique_ptr<int> p;
+        std::unique_ptr<int> operator()() && { return std::move(p); }
+    };
+    auto [ref, owned] = crew::join([&]() -> int& { return x; }, rvalue_only{std::make_unique<int>(7)});
+    static_assert(std::is_same_v<decltype(ref), int&>);
+    ref = 5;
+    EXPECT_EQ(x, 5);
+    ASSERT_NE(owned, nullptr);
+    EXPECT_EQ(*owned, 7);
+    bool f_ran = false;
+    EXPECT_THROW(crew::join([&] { f_ran = true; }, [] { throw std::runtime_error("g"); }), std::runtime_error);
+    EXPECT_TRUE(f_ran);
 }
 
 }  // namespace

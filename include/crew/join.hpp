@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "crew/pool.hpp"
+#include "crew/detail/cold.hpp"
 #include "crew/detail/completion.hpp"
 #include "crew/detail/task.hpp"
 #include "crew/detail/worker.hpp"
@@ -51,7 +52,7 @@ bool join_reclaim_cold(worker& w, task* job, completion& done, task* popped);
 
 // The job was promoted to the deque (a thief asked): pop it back as a pushed job, or wait for the
 // thief that took it. Returns true when the caller should run it inline.
-inline bool join_take_promoted(worker& w, task* job, completion& done) {
+[[gnu::noinline, gnu::cold]] inline bool join_take_promoted(worker& w, task* job, completion& done) {
     task* popped = w.pop();
     return popped == job || join_reclaim_cold(w, job, done, popped);
 }
@@ -63,8 +64,11 @@ using join_result_t = std::conditional_t<
     std::is_void_v<std::invoke_result_t<F>> && std::is_void_v<std::invoke_result_t<G>>, void,
     std::pair<stored_t<std::invoke_result_t<F>>, stored_t<std::invoke_result_t<G>>>>;
 
+// always_inline: join is then one call holding the fork, both halves and the take-back (compilers
+// otherwise keep join_on out of line in a recursion, one more call and frame per fork); its rare
+// paths (join_take_promoted, the array's growth, answering a request) are calls.
 template <class F, class G>
-join_result_t<F, G> join_on(worker& w, std::remove_reference_t<F>& f, std::remove_reference_t<G>& g) {
+[[gnu::always_inline]] inline join_result_t<F, G> join_on(worker& w, std::remove_reference_t<F>& f, std::remove_reference_t<G>& g) {
     using RA = std::invoke_result_t<F>;
     using RB = std::invoke_result_t<G>;
     join_job<G, RB> job(g);
@@ -95,10 +99,14 @@ template <class F, class G>
 detail::join_result_t<F, G> join(F&& f, G&& g) {
     if constexpr (detail::ws_hookable<F, G>)  // crew::workspan measuring (detail/workspan_hooks.hpp)
         if (detail::workspan_active()) [[unlikely]]
-            return detail::workspan_fork<F, G>([](auto&&... b) { return join(std::move(b)...); }, f, g);
+            return detail::cold_call([&]() -> detail::join_result_t<F, G> {
+                return detail::workspan_fork<F, G>([](auto&&... b) { return join(std::move(b)...); }, f, g);
+            });
     if (detail::worker* w = detail::current_worker) [[likely]]
         return detail::join_on<F, G>(*w, f, g);
-    return default_pool().run([&] { return detail::join_on<F, G>(*detail::current_worker, f, g); });
+    return detail::cold_call([&]() -> detail::join_result_t<F, G> {
+        return default_pool().run([&] { return detail::join_on<F, G>(*detail::current_worker, f, g); });
+    });
 }
 
 }  // namespace crew

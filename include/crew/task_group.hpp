@@ -9,6 +9,7 @@
 
 #include "crew/errors.hpp"
 #include "crew/pool.hpp"
+#include "crew/detail/cold.hpp"
 #include "crew/detail/completion.hpp"
 #include "crew/detail/group_count.hpp"
 #include "crew/detail/task.hpp"
@@ -114,7 +115,8 @@ public:
     template <class F>
     void run(F&& f) {
         if constexpr (detail::ws_hookable<F>)  // crew::workspan measuring (detail/workspan_hooks.hpp)
-            if (detail::workspan_active()) [[unlikely]] return detail::workspan_group_run(*this, std::forward<F>(f));
+            if (detail::workspan_active()) [[unlikely]]
+                return detail::cold_call([&] { detail::workspan_group_run(*this, std::forward<F>(f)); });
         using T = detail::group_task<std::decay_t<F>>;
         detail::registry& target = pool_ != nullptr ? *pool_ : detail::current_registry();
         count_.add();  // before the child can start (it calls finish())

@@ -49,8 +49,10 @@ public:
     // Owner only. Records a fork; returns true when a thief asked for work (answer it now with
     // promote_oldest: the caller's cold path).
     bool fork(T* item) {
-        if (n_ == capacity_) [[unlikely]] grow_cold();
-        items_[n_++] = item;
+        const std::int64_t n = n_;  // one load: the relaxed load below would make the compiler re-read n_
+        if (n == capacity_) [[unlikely]] grow_cold();
+        items_[n] = item;
+        n_ = n + 1;
         // relaxed: a hint without data; the promotion publishes through the deque (see header).
         return request_.load(std::memory_order_relaxed);
     }
@@ -91,7 +93,7 @@ public:
     bool requested() const noexcept { return request_.load(std::memory_order_relaxed); }
 
 private:
-    void grow_cold() {
+    [[gnu::noinline, gnu::cold]] void grow_cold() {
         std::unique_ptr<T*[]> bigger(new T*[capacity_ * 2]);
         for (std::int64_t i = 0; i < n_; ++i) bigger[i] = items_[i];
         items_ = std::move(bigger);

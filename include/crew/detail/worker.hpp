@@ -128,9 +128,10 @@ public:
     // A join's or fork_join's job: private until a thief asks or the pool wants a wake (then the
     // oldest private job moves to the deque; see fork_stack.hpp). No fence, no locked instruction.
     void fork(task* t) {
-        const bool asked = forks_.fork(t);
         // max_deque_depth counts private forks too: they are this worker's queued fork-join work.
-        if (forks_.open() > max_depth_seen_) [[unlikely]] note_depth_cold(forks_.open());
+        // Checked before the fork: open() is then read before fork()'s relaxed load, not after it.
+        if (const std::int64_t depth = forks_.open() + 1; depth > max_depth_seen_) [[unlikely]] note_depth_cold(depth);
+        const bool asked = forks_.fork(t);
         // relaxed (wake_wanted): a hint; a missed wake only delays parallelism (as push's).
         if (asked || lot_.wake_wanted()) [[unlikely]] answer_request_cold();
     }
