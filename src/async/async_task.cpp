@@ -41,18 +41,23 @@ using state_t = task_state<>;
 
 bool is_async_task(const task* t) noexcept { return t->execute == &async_task::run; }
 
-async_task* async_task::create(registry& r, std::coroutine_handle<> root, promise_base* promise) {
-    void* memory = allocate_frame(sizeof(async_task));
-    return new (memory) async_task(r, root, promise);
+async_task* async_task::create(registry& r, std::coroutine_handle<> root, promise_base* promise) noexcept {
+    return new (promise->spawn_storage) async_task(r, root, promise);
 }
 
 void async_task::deallocate() noexcept {
-    this->~async_task();
-    free_frame(this, sizeof(async_task));
+    destroy_root();  // normally done by the result's owner already
+    void* const memory = frame_memory_;
+    const std::size_t size = frame_size_;
+    this->~async_task();  // it lives in that block
+    free_frame(memory, size);
 }
 
 void async_task::destroy_root() noexcept {
-    if (root) std::exchange(root, {}).destroy();
+    if (!root) return;
+    async_task* const outer = std::exchange(deferred_root, this);
+    std::exchange(root, {}).destroy();  // its operator delete hands the block to defer_root_free
+    deferred_root = outer;
 }
 
 void async_task::run(task* t) noexcept {

@@ -167,13 +167,7 @@ template <class T>
 join_handle<T> detail_spawn(detail::registry& r, task<T>&& t) {
     auto root = detail::task_access<T>::release(t);
     if (!root) throw usage_error("crew::spawn: the task is empty (moved from)");
-    detail::async_task* a;
-    try {
-        a = detail::async_task::create(r, root, &root.promise());
-    } catch (...) {
-        root.destroy();
-        throw;
-    }
+    detail::async_task* a = detail::async_task::create(r, root, &root.promise());  // in the frame
     if (r.async_tasks().add(a)) {
         if (detail::schedule_async(r, a, detail::async_wake::spawn)) return join_handle<T>(a);
         r.async_tasks().remove(a);
