@@ -128,7 +128,7 @@ void async_task::complete(std::uint64_t scheduler_refs) noexcept {
         fire_join_waker();
         (void)state.unset_waker_after_complete();  // the waker was consumed: nothing to drop
     }
-    owner->async_tasks().remove(this);
+    if (linked) owner->async_tasks().remove(this);
     if (state.transition_to_terminal(scheduler_refs)) deallocate();
 }
 
@@ -203,13 +203,21 @@ void async_task::lock_hooks() noexcept {
 // release: pairs with lock_hooks()'s acquire exchange.
 void async_task::unlock_hooks() noexcept { hooks_locked_.store(false, std::memory_order_release); }
 
+void async_task::link_cold() noexcept {
+    // Our pool's list is open: we run on one of its workers, and the list closes only after they
+    // all exited (registry::shutdown).
+    linked = owner->async_tasks().add(this);
+}
+
 bool async_task::migrate(registry& to) noexcept {
     if (&to == owner) return true;
-    owner->async_tasks().remove(this);  // our pool's list is open: we run on one of its workers
+    if (linked) owner->async_tasks().remove(this);  // open: we run on one of its workers
+    // Linked into `to` at once, linked or not before: a refused add is how a closing `to` says no.
     if (!to.async_tasks().add(this)) {
-        owner->async_tasks().add(this);
+        if (linked) owner->async_tasks().add(this);
         return false;
     }
+    linked = true;
     owner = &to;  // read by requeue() after the run, on this thread
     return true;
 }

@@ -92,6 +92,9 @@ public:
     async_task* list_next = nullptr;
     std::uint8_t list_shard = 0;  // written by add() before the task is queued; read by remove()
     bool listed = false;
+    // Linked into its pool's live-task list (only tasks that suspended are: see link()). Written
+    // and read only while RUNNING (the run hand-off orders it between threads).
+    bool linked = false;
 
     // detail::task::execute: a worker popped a queue entry of this task.
     static void run(task* t) noexcept;
@@ -110,6 +113,14 @@ public:
     void wake_by_ref(async_wake how) noexcept;
     // The running task asks to be run again after this run (yield, budget, stack bound).
     void notify_self() noexcept { (void)state.transition_to_notified_by_ref(); }
+
+    // The running task is about to suspend (prepare_suspend): link it into its pool's live-task
+    // list, once, so the shutdown drain can free it while it waits. A task that never suspends
+    // is never linked (it is always queued or running, and workers drain their queues before
+    // they exit): a spawn that runs to completion costs no list lock.
+    void link() noexcept {
+        if (!linked) [[unlikely]] link_cold();
+    }
 
     // schedule_on: move this (running) task to pool `to`; it is queued there after this run
     // (notify_self). False: `to` is shutting down; nothing changed.
@@ -145,6 +156,7 @@ private:
         : task{&run}, owner(&r), resume_point(h), root(h), root_promise(p) {}
 
     void run_once() noexcept;
+    void link_cold() noexcept;
     void after_run() noexcept;
     void complete(std::uint64_t scheduler_refs) noexcept;
     void requeue(async_wake how) noexcept;
