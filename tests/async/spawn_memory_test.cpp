@@ -112,12 +112,16 @@ TEST_P(spawn_memory_test, one_allocation_per_spawn) {
     long sum = 0;
     // The frame is the one allocation: no separate header from the frame cache or the heap.
     const std::size_t big_count = pool().block_on(spawn_counted([](int i) { return big(i); }, sum));
-    if (counts_allocations) EXPECT_EQ(big_count, std::size_t{spawns});
+    if (counts_allocations) {
+        EXPECT_EQ(big_count, std::size_t{spawns});
+    }
     EXPECT_EQ(sum, spawns);
     // Small frames come from the worker's cache: at most one heap allocation per spawn.
     sum = 0;
     const std::size_t small_count = pool().block_on(spawn_counted([](int i) { return small(i); }, sum));
-    if (counts_allocations) EXPECT_LE(small_count, std::size_t{spawns});
+    if (counts_allocations) {
+        EXPECT_LE(small_count, std::size_t{spawns});
+    }
     EXPECT_EQ(sum, long{spawns} * (spawns - 1) / 2);
 }
 
