@@ -41,18 +41,23 @@ using state_t = task_state<>;
 
 bool is_async_task(const task* t) noexcept { return t->execute == &async_task::run; }
 
-async_task* async_task::create(registry& r, std::coroutine_handle<> root, promise_base* promise) {
-    void* memory = allocate_frame(sizeof(async_task));
-    return new (memory) async_task(r, root, promise);
+async_task* async_task::create(registry& r, std::coroutine_handle<> root, promise_base* promise) noexcept {
+    return new (promise->spawn_storage) async_task(r, root, promise);
 }
 
 void async_task::deallocate() noexcept {
-    this->~async_task();
-    free_frame(this, sizeof(async_task));
+    destroy_root();  // normally done by the result's owner already
+    void* const memory = frame_memory_;
+    const std::size_t size = frame_size_;
+    this->~async_task();  // it lives in that block
+    free_frame(memory, size);
 }
 
 void async_task::destroy_root() noexcept {
-    if (root) std::exchange(root, {}).destroy();
+    if (!root) return;
+    async_task* const outer = std::exchange(deferred_root, this);
+    std::exchange(root, {}).destroy();  // its operator delete hands the block to defer_root_free
+    deferred_root = outer;
 }
 
 void async_task::run(task* t) noexcept {
@@ -123,7 +128,7 @@ void async_task::complete(std::uint64_t scheduler_refs) noexcept {
         fire_join_waker();
         (void)state.unset_waker_after_complete();  // the waker was consumed: nothing to drop
     }
-    owner->async_tasks().remove(this);
+    if (linked) owner->async_tasks().remove(this);
     if (state.transition_to_terminal(scheduler_refs)) deallocate();
 }
 
@@ -198,13 +203,21 @@ void async_task::lock_hooks() noexcept {
 // release: pairs with lock_hooks()'s acquire exchange.
 void async_task::unlock_hooks() noexcept { hooks_locked_.store(false, std::memory_order_release); }
 
+void async_task::link_cold() noexcept {
+    // Our pool's list is open: we run on one of its workers, and the list closes only after they
+    // all exited (registry::shutdown).
+    linked = owner->async_tasks().add(this);
+}
+
 bool async_task::migrate(registry& to) noexcept {
     if (&to == owner) return true;
-    owner->async_tasks().remove(this);  // our pool's list is open: we run on one of its workers
+    if (linked) owner->async_tasks().remove(this);  // open: we run on one of its workers
+    // Linked into `to` at once, linked or not before: a refused add is how a closing `to` says no.
     if (!to.async_tasks().add(this)) {
-        owner->async_tasks().add(this);
+        if (linked) owner->async_tasks().add(this);
         return false;
     }
+    linked = true;
     owner = &to;  // read by requeue() after the run, on this thread
     return true;
 }

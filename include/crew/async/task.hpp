@@ -48,7 +48,11 @@ inline std::coroutine_handle<> transfer_to(std::coroutine_handle<> h) noexcept {
 // The common part of every crew::task<T> promise.
 struct task_promise_base : promise_base {
     static void* operator new(std::size_t size) { return allocate_frame(size); }
-    static void operator delete(void* frame, std::size_t size) noexcept { free_frame(frame, size); }
+    static void operator delete(void* frame, std::size_t size) noexcept {
+        if (deferred_root != nullptr && async_task::defer_root_free(frame, size)) [[unlikely]]
+            return;  // a spawned root: its header lives in it (async_task.hpp)
+        free_frame(frame, size);
+    }
 
     std::suspend_always initial_suspend() noexcept { return {}; }
 

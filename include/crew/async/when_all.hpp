@@ -2,7 +2,8 @@
 //
 // Both spawn their children on the pool running the awaiting task, forward the awaiting task's
 // cancellation to every child (children inherit it), and return only after every child finished,
-// so nothing they reference can dangle.
+// so nothing they reference can dangle. when_all runs its last child inline on the awaiting task
+// (as crew::join runs its last callable): it sees the awaiting task's cancellation directly.
 #pragma once
 
 #include <atomic>
@@ -68,35 +69,77 @@ crew::task<void> settle(join_handle<T>& h, std::optional<stored_t<T>>& out, std:
     }
 }
 
+// settle() for every child but the last (which ran inline: its handle is empty).
+template <std::size_t I, std::size_t N, class T>
+crew::task<void> settle_spawned(join_handle<T>& h, std::optional<stored_t<T>>& out, std::exception_ptr& error) {
+    if constexpr (I + 1 < N) co_await settle(h, out, error);
+    else co_return;
+}
+
 template <class T>
 stored_t<T> unwrap(std::optional<stored_t<T>>& v) {
     return std::move(*v);
 }
 
+// Run `t` here, on the awaiting task (the last child of a when_all: as join runs its last
+// callable inline, one spawn, one wake and one join fewer), and store its outcome.
+template <class T>
+crew::task<void> settle_inline(crew::task<T>& t, std::optional<stored_t<T>>& out, std::exception_ptr& error) {
+    try {
+        if constexpr (std::is_void_v<T>) {
+            co_await std::move(t);
+            out.emplace();
+        } else {
+            out.emplace(co_await std::move(t));
+        }
+    } catch (...) {
+        error = std::current_exception();
+    }
+}
+
+// Spawn child I, except the last (it runs inline: an empty handle).
+template <std::size_t I, std::size_t N, class T>
+join_handle<T> spawn_unless_last(crew::task<T>& t) {
+    if constexpr (I + 1 == N) return {};
+    else return crew::spawn(std::move(t));
+}
+
 template <class... Ts, std::size_t... I>
 crew::task<std::tuple<stored_t<Ts>...>> co_when_all_tuple(std::index_sequence<I...>, crew::task<Ts>... ts) {
-    std::tuple<join_handle<Ts>...> handles{crew::spawn(std::move(ts))...};
+    constexpr std::size_t n = sizeof...(Ts);
+    std::tuple<crew::task<Ts>...> tasks{std::move(ts)...};
+    std::tuple<join_handle<Ts>...> handles{spawn_unless_last<I, n>(std::get<I>(tasks))...};
+    std::vector<async_task*> children;
+    children.reserve(n - 1);
+    (((I + 1 < n) ? children.push_back(handle_access::task_of(std::get<I>(handles))) : void()), ...);
     cancel_forwarder forwarder;
-    forwarder.arm({handle_access::task_of(std::get<I>(handles))...});
+    forwarder.arm(std::move(children));
     std::tuple<std::optional<stored_t<Ts>>...> results;
-    std::exception_ptr error;
-    ((co_await settle(std::get<I>(handles), std::get<I>(results), error)), ...);
+    std::exception_ptr error, last_error;
+    co_await settle_inline(std::get<n - 1>(tasks), std::get<n - 1>(results), last_error);
+    ((co_await settle_spawned<I, n>(std::get<I>(handles), std::get<I>(results), error)), ...);
+    if (!error) error = last_error;  // the last child is the last in argument order
     if (error) std::rethrow_exception(error);
     co_return std::tuple<stored_t<Ts>...>{unwrap<Ts>(std::get<I>(results))...};
 }
 
 template <class T>
 crew::task<std::vector<stored_t<T>>> co_when_all_vector(std::vector<crew::task<T>> ts) {
+    std::vector<std::optional<stored_t<T>>> results(ts.size());
+    if (ts.empty()) co_return std::vector<stored_t<T>>{};
+    const std::size_t last = ts.size() - 1;
     std::vector<join_handle<T>> handles;
-    handles.reserve(ts.size());
-    for (auto& t : ts) handles.push_back(crew::spawn(std::move(t)));
+    handles.reserve(last);
+    for (std::size_t i = 0; i < last; ++i) handles.push_back(crew::spawn(std::move(ts[i])));
     std::vector<async_task*> children;
+    children.reserve(last);
     for (auto& h : handles) children.push_back(handle_access::task_of(h));
     cancel_forwarder forwarder;
     forwarder.arm(std::move(children));
-    std::vector<std::optional<stored_t<T>>> results(handles.size());
-    std::exception_ptr error;
-    for (std::size_t i = 0; i < handles.size(); ++i) co_await settle(handles[i], results[i], error);
+    std::exception_ptr error, last_error;
+    co_await settle_inline(ts[last], results[last], last_error);  // the last child, here
+    for (std::size_t i = 0; i < last; ++i) co_await settle(handles[i], results[i], error);
+    if (!error) error = last_error;  // the last child is the last in argument order
     if (error) std::rethrow_exception(error);
     std::vector<stored_t<T>> out;
     out.reserve(results.size());

@@ -9,8 +9,13 @@
 //   * A worker allocates from its own free list of the class (owner-only, no atomics). When it is
 //     empty, it first takes back everything other threads returned (one exchange, see below), then
 //     falls back to ::operator new of the class size.
-//   * A frame freed on its owning worker goes back on that worker's list, up to frame_class_limit
-//     blocks per class (128: at most 248 KiB cached per worker); beyond, to the heap.
+//   * A frame freed on its owning worker goes back on that worker's list while the worker caches
+//     less than frame_cache_bytes in all (4 MiB: 16,384 frames of 256 bytes); beyond, to the heap.
+//     The cache only holds what the worker once had live at the same time. Why that much: a worker that spawns
+//     10,000 tasks before it runs them (a 1-worker pool) frees them all in one burst; with 128
+//     blocks per class nearly all of it went back to the heap, glibc trimmed the worker's arena,
+//     and the next burst page-faulted it back in (sysmalloc and page faults were 65 % of the
+//     time: async_spawn_many_local at 1 worker ran 10x slower than with the blocks kept).
 //   * A frame freed on any other thread (another worker, an outside thread) goes back to its OWNER:
 //     pushed onto the owner's depot, a multi-producer single-consumer list (basic_remote_list).
 //   * A frame allocated on a thread that is no worker has a header with no owner; it goes back to
@@ -75,7 +80,7 @@ inline constexpr std::size_t frame_header_size = 16;
 inline constexpr unsigned frame_class_count = 5;
 inline constexpr std::size_t frame_min_block = 64;
 inline constexpr std::size_t frame_max_block = frame_min_block << (frame_class_count - 1);  // 1024
-inline constexpr std::size_t frame_class_limit = 128;
+inline constexpr std::size_t frame_cache_bytes = std::size_t{4} << 20;
 
 // A cached or returned block: the header's place, reused (the class kept where it was).
 struct frame_block {
@@ -102,6 +107,7 @@ constexpr unsigned frame_class_of(std::size_t total) noexcept {
     return c;
 }
 constexpr std::size_t frame_block_size(unsigned size_class) noexcept { return frame_min_block << size_class; }
+
 
 // The process-wide depot recycling list (src/async_schedule.cpp).
 frame_depot* acquire_frame_depot();
@@ -131,18 +137,20 @@ public:
         else {
             free_[size_class] = b->next;
             --count_[size_class];
+            bytes_ -= frame_block_size(size_class);
         }
         return stamp(b, depot_, size_class);
     }
 
     // A block this cache may keep (its own, or an ownerless one of the class size).
     void put(void* block, unsigned size_class) noexcept {
-        if (count_[size_class] >= frame_class_limit) {
+        if (bytes_ >= frame_cache_bytes) {
             ::operator delete(block);
             return;
         }
         free_[size_class] = new (block) frame_block{free_[size_class], size_class};
         ++count_[size_class];
+        bytes_ += frame_block_size(size_class);
     }
 
     std::size_t cached(unsigned size_class) const noexcept { return count_[size_class]; }
@@ -168,12 +176,14 @@ private:
         if (b == nullptr) return static_cast<frame_block*>(::operator new(frame_block_size(size_class)));
         free_[size_class] = b->next;
         --count_[size_class];
+        bytes_ -= frame_block_size(size_class);
         return b;
     }
 
     frame_depot* depot_;
     frame_block* free_[frame_class_count] = {};
     std::size_t count_[frame_class_count] = {};
+    std::size_t bytes_ = 0;  // the blocks on free_, in bytes
 };
 
 }  // namespace crew::detail

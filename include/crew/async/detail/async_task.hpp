@@ -18,6 +18,7 @@
 #pragma once
 
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 
@@ -33,11 +34,7 @@ namespace crew::detail {
 class registry;
 class async_task;
 
-// What every task<T> promise has: where to go when it finishes, and the exception it ended with.
-struct promise_base {
-    std::coroutine_handle<> continuation;  // the awaiting coroutine; empty for a spawned root
-    std::exception_ptr error;
-};
+struct promise_base;
 
 // A callback that request_cancel() runs (once) on the thread that cancels: when_all/when_any use it
 // to forward cancellation to their children. Registered and unregistered by the task itself.
@@ -65,6 +62,10 @@ inline constinit thread_local std::uint32_t inline_transfers __attribute__((tls_
 // 1024 of them stay far below a megabyte.
 inline constexpr std::uint32_t max_inline_transfers = 1024;
 
+// The header whose root frame destroy_root() is destroying on this thread (see above); nullptr
+// otherwise. Saved and restored: destroying a root may drop join handles of other tasks.
+inline constinit thread_local async_task* deferred_root __attribute__((tls_model("initial-exec"))) = nullptr;
+
 class async_task : public task {
 public:
     using susp_word = suspension_word<>;
@@ -73,8 +74,9 @@ public:
     static constexpr std::uint64_t phase_signaled = susp_word::phase_signaled;
     static constexpr std::uint64_t phase_cancelled = susp_word::phase_cancelled;
 
-    // A header for the spawned root coroutine `root` (its promise at `promise`), on pool `r`.
-    static async_task* create(registry& r, std::coroutine_handle<> root, promise_base* promise);
+    // The header for the spawned root coroutine `root` (its promise at `promise`), on pool `r`,
+    // constructed in the promise's spawn_storage (no allocation).
+    static async_task* create(registry& r, std::coroutine_handle<> root, promise_base* promise) noexcept;
 
     task_state<> state;
     // The suspension word (task_state.hpp). RMW by the task (arm/retract), wakers and the canceller.
@@ -90,6 +92,9 @@ public:
     async_task* list_next = nullptr;
     std::uint8_t list_shard = 0;  // written by add() before the task is queued; read by remove()
     bool listed = false;
+    // Linked into its pool's live-task list (only tasks that suspended are: see link()). Written
+    // and read only while RUNNING (the run hand-off orders it between threads).
+    bool linked = false;
 
     // detail::task::execute: a worker popped a queue entry of this task.
     static void run(task* t) noexcept;
@@ -109,6 +114,14 @@ public:
     // The running task asks to be run again after this run (yield, budget, stack bound).
     void notify_self() noexcept { (void)state.transition_to_notified_by_ref(); }
 
+    // The running task is about to suspend (prepare_suspend): link it into its pool's live-task
+    // list, once, so the shutdown drain can free it while it waits. A task that never suspends
+    // is never linked (it is always queued or running, and workers drain their queues before
+    // they exit): a spawn that runs to completion costs no list lock.
+    void link() noexcept {
+        if (!linked) [[unlikely]] link_cold();
+    }
+
     // schedule_on: move this (running) task to pool `to`; it is queued there after this run
     // (notify_self). False: `to` is shutting down; nothing changed.
     bool migrate(registry& to) noexcept;
@@ -120,15 +133,30 @@ public:
 
     // The shutdown drain: the pool's workers are gone; free this task's frames.
     void shut_down() noexcept;
-    // Destroy the root frame (the result's owner, once).
+    // Destroy the root frame (the result's owner, once); its memory stays until deallocate().
     void destroy_root() noexcept;
+    // The last reference: destroy the header and free the root frame's memory.
     void deallocate() noexcept;
+    // The promise's operator delete: is `frame` (of `size` bytes) the root frame of the header
+    // destroy_root() is destroying on this thread? Then keep the block for deallocate().
+    static bool defer_root_free(void* frame, std::size_t size) noexcept {
+        async_task* t = deferred_root;
+        if (t == nullptr) return false;
+        auto* lo = static_cast<unsigned char*>(frame);
+        auto* at = reinterpret_cast<unsigned char*>(t);
+        if (at < lo || at >= lo + size) return false;  // a frame the root awaited inline
+        t->frame_memory_ = frame;
+        t->frame_size_ = size;
+        deferred_root = nullptr;
+        return true;
+    }
 
 private:
     async_task(registry& r, std::coroutine_handle<> h, promise_base* p) noexcept
         : task{&run}, owner(&r), resume_point(h), root(h), root_promise(p) {}
 
     void run_once() noexcept;
+    void link_cold() noexcept;
     void after_run() noexcept;
     void complete(std::uint64_t scheduler_refs) noexcept;
     void requeue(async_wake how) noexcept;
@@ -138,6 +166,16 @@ private:
 
     std_atomics::atomic<bool> hooks_locked_{false};
     cancel_hook* hooks_ = nullptr;  // guarded by hooks_locked_
+    void* frame_memory_ = nullptr;  // the destroyed root frame's block (defer_root_free)
+    std::size_t frame_size_ = 0;
+};
+
+// What every task<T> promise has: where to go when it finishes, the exception it ended with, and
+// the room for the header of a spawned root (constructed only by async_task::create).
+struct promise_base {
+    std::coroutine_handle<> continuation;  // the awaiting coroutine; empty for a spawned root
+    std::exception_ptr error;
+    alignas(async_task) unsigned char spawn_storage[sizeof(async_task)];
 };
 
 }  // namespace crew::detail

@@ -144,6 +144,7 @@ inline async_task& this_async_task() noexcept { return *current_async_task; }
 // and the suspension is cancellable: do not suspend.
 inline waker prepare_suspend(std::coroutine_handle<> h, cancellable c = cancellable::yes) noexcept {
     async_task& t = this_async_task();
+    t.link();  // from now on only a wake queues it: the shutdown drain must find it
     t.resume_point = h;
     const std::uint64_t gen = t.susp.arm(c == cancellable::yes);
     if (gen == 0) return {};
