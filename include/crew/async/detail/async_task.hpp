@@ -142,9 +142,10 @@ public:
     static bool defer_root_free(void* frame, std::size_t size) noexcept {
         async_task* t = deferred_root;
         if (t == nullptr) return false;
-        auto* lo = static_cast<unsigned char*>(frame);
-        auto* at = reinterpret_cast<unsigned char*>(t);
-        if (at < lo || at >= lo + size) return false;  // a frame the root awaited inline
+        // As integers: < between pointers into unrelated objects is unspecified.
+        const auto lo = reinterpret_cast<std::uintptr_t>(frame);
+        const auto at = reinterpret_cast<std::uintptr_t>(t);
+        if (at < lo || at - lo >= size) return false;  // a frame the root awaited inline
         t->frame_memory_ = frame;
         t->frame_size_ = size;
         deferred_root = nullptr;
