@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "crew/algorithms/leaf_kernels.hpp"
 #include "crew/algorithms/partition.hpp"
 #include "crew/algorithms/scan.hpp"
 #include "crew/algorithms/std_support.hpp"
@@ -83,7 +84,7 @@ namespace detail {
 // kept elements, as offsets: offsets[k] = kept elements in blocks before k (offsets[blocks] = all).
 struct kept_blocks {
     std::size_t block = 1, blocks = 0;
-    std::unique_ptr<unsigned char[]> keep;
+    std::unique_ptr<bool[]> keep;
     std::vector<std::size_t> offsets;
 
     std::size_t begin(std::size_t k) const noexcept { return k * block; }
@@ -95,17 +96,11 @@ kept_blocks mark_kept(P part, It first, std::size_t n, Pred& pred) {
     kept_blocks kb;
     kb.block = scan_block(part, n);
     kb.blocks = (n + kb.block - 1) / kb.block;
-    kb.keep.reset(new unsigned char[n]);
+    kb.keep.reset(new bool[n]);
     kb.offsets.assign(kb.blocks + 1, 0);
     for_each_block(part, kb.blocks, [&](std::size_t k) {
-        std::size_t count = 0;
-        It it = advance_by(first, kb.begin(k));
-        for (std::size_t i = kb.begin(k), e = kb.end(k, n); i != e; ++i, ++it) {
-            const bool kept = static_cast<bool>(pred(*it));
-            kb.keep[i] = kept;
-            count += kept;
-        }
-        kb.offsets[k + 1] = count;
+        const std::size_t b = kb.begin(k);
+        kb.offsets[k + 1] = mark_kernel(advance_by(first, b), kb.end(k, n) - b, kb.keep.get() + b, pred);
     });
     for (std::size_t k = 0; k != kb.blocks; ++k) kb.offsets[k + 1] += kb.offsets[k];
     return kb;
@@ -120,11 +115,16 @@ Out copy_if_on_worker(P part, It first, std::size_t n, Out out, Pred& pred) {
     for_each_block(part, kb.blocks, [&](std::size_t k) {
         It it = advance_by(first, kb.begin(k));
         Out o = advance_by(out, kb.offsets[k]);
-        for (std::size_t i = kb.begin(k), e = kb.end(k, n); i != e; ++i, ++it)
-            if (kb.keep[i]) {
-                *o = *it;
-                ++o;
-            }
+        if constexpr (branchless_copyable<It, Out>) {
+            compact_kernel(std::to_address(it), kb.keep.get() + kb.begin(k), std::to_address(o),
+                           kb.offsets[k + 1] - kb.offsets[k]);
+        } else {
+            for (std::size_t i = kb.begin(k), e = kb.end(k, n); i != e; ++i, ++it)
+                if (kb.keep[i]) {
+                    *o = *it;
+                    ++o;
+                }
+        }
     });
     return advance_by(out, kb.offsets[kb.blocks]);
 }
