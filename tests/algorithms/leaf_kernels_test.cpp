@@ -112,23 +112,33 @@ TEST(leaf_kernels, count_kernel_crosses_its_runs) {
     }
 }
 
-// Branchless compaction: all, none, alternate, random; nothing at or past out[kept] is written.
-TEST(leaf_kernels, compact_kernel_writes_only_its_output) {
-    for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{64}, std::size_t{1000}}) {
+// Marks as bits, then branchless compaction: all, none, alternate, random; the bits match the
+// answers, pred runs once per element, and nothing at or past out[kept] is written.
+TEST(leaf_kernels, mark_and_compact_kernels) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{8}, std::size_t{63}, std::size_t{64}, std::size_t{65},
+                          std::size_t{1000}}) {
         std::vector<int> in(n);
         for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<int>(i);
         for (int shape = 0; shape < 4; ++shape) {
             std::mt19937 rng(static_cast<std::uint32_t>(n + 10 * static_cast<std::size_t>(shape)));
-            std::unique_ptr<bool[]> keep(new bool[n]);
-            std::size_t kept = 0;
-            for (std::size_t i = 0; i < n; ++i) {
-                keep[i] = shape == 0 ? true : shape == 1 ? false : shape == 2 ? i % 2 == 1 : rng() % 3 == 0;
-                kept += keep[i];
-            }
-            std::vector<int> out(n + 1, -1), want;
+            std::vector<char> want_keep(n);
             for (std::size_t i = 0; i < n; ++i)
-                if (keep[i]) want.push_back(in[i]);
-            crew::detail::compact_kernel(in.data(), keep.get(), out.data(), kept);
+                want_keep[i] = shape == 0 ? 1 : shape == 1 ? 0 : shape == 2 ? i % 2 == 1 : rng() % 3 == 0;
+            std::size_t calls = 0;
+            auto pred = [&](int x) {
+                ++calls;
+                return want_keep[static_cast<std::size_t>(x)] != 0;
+            };
+            std::vector<std::uint64_t> bits((n + 63) / 64, ~std::uint64_t{0});
+            const std::size_t kept = crew::detail::mark_kernel(in.begin(), n, bits.data(), pred);
+            EXPECT_EQ(calls, n);
+            std::vector<int> out(n + 1, -1), want;
+            for (std::size_t i = 0; i < n; ++i) {
+                ASSERT_EQ(crew::detail::marked(bits.data(), i), want_keep[i] != 0) << "n " << n << " i " << i;
+                if (want_keep[i]) want.push_back(in[i]);
+            }
+            ASSERT_EQ(kept, want.size());
+            crew::detail::compact_kernel(in.data(), bits.data(), out.data(), kept);
             EXPECT_TRUE(std::equal(want.begin(), want.end(), out.begin())) << "n " << n << " shape " << shape;
             EXPECT_TRUE(std::all_of(out.begin() + static_cast<long>(kept), out.end(), [](int x) { return x == -1; }));
         }

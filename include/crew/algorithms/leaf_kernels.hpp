@@ -14,13 +14,15 @@
 //    run of 4,096 elements with a vectorized min/max, then the first (or last) run that holds the
 //    answer, and the first (or last) position of the answer in that run; comp, being std::less on
 //    integers, is never observable;
-//  - compact_kernel (trivially copyable elements between contiguous ranges) copies without a branch:
+//  - mark_kernel keeps pred's answers as bits (n / 8 bytes, in a per-thread reused scratch), and
+//    compact_kernel (trivially copyable elements between contiguous ranges) copies without a branch:
 //    it writes every element at the next output slot and advances the slot only for a kept one,
 //    stopping once the block's known number of kept elements is written, so it never writes past
 //    its block's part of the output.
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -46,26 +48,6 @@ D count_kernel(It first, std::size_t n, Pred& pred) {
         std::uint32_t c = 0;
         for (std::size_t i = 0; i != m; ++i, ++first) c += static_cast<bool>(std::invoke(pred, *first));
         total += static_cast<D>(c);
-        n -= m;
-    }
-    return total;
-}
-
-// pred(x) for the n elements from first into keep[0..n); returns how many are true. (bool, not
-// unsigned char: a character store may alias pred's state, which would stop the vectorizer.)
-template <class It, class Pred>
-std::size_t mark_kernel(It first, std::size_t n, bool* keep, Pred& pred) {
-    std::size_t total = 0;
-    while (n != 0) {
-        const std::size_t m = n < count_run ? n : count_run;
-        std::uint32_t c = 0;
-        for (std::size_t i = 0; i != m; ++i, ++first) {
-            const bool kept = static_cast<bool>(std::invoke(pred, *first));
-            keep[i] = kept;
-            c += kept;
-        }
-        total += c;
-        keep += m;
         n -= m;
     }
     return total;
@@ -162,7 +144,41 @@ std::size_t last_max_kernel(const V* p, std::size_t n) noexcept {
     return i - 1;
 }
 
-// ---- copy_if ----
+// ---- copy_if and the partitions: one bit per answer ----
+
+inline constexpr std::size_t mark_word = 64;  // answers per word; blocks start at multiples of it
+
+// Element i's answer in bits (bit i % 64 of word i / 64).
+inline bool marked(const std::uint64_t* bits, std::size_t i) noexcept { return ((bits[i / mark_word] >> (i % mark_word)) & 1u) != 0; }
+
+// Packs hit[0..64) (each 0 or 1) into a word, hit[j] as bit j: a multiply gathers each 8 bytes'
+// low bits into the top byte (byte i lands at bit 56 + i, and no two partial products overlap).
+inline std::uint64_t pack_hits(const bool* hit) noexcept {
+    std::uint64_t word = 0;
+    for (std::size_t j = 0; j != mark_word; j += 8) {
+        std::uint64_t x;
+        std::memcpy(&x, hit + j, 8);
+        word |= ((x * 0x0102040810204080u) >> 56) << j;
+    }
+    return word;
+}
+
+// pred(x) for the n elements from first into bits[0..ceil(n / 64)), once each; returns how many are
+// true. (hit is bool, not unsigned char: a character store may alias pred's state, which would stop
+// the vectorizer.)
+template <class It, class Pred>
+std::size_t mark_kernel(It first, std::size_t n, std::uint64_t* bits, Pred& pred) {
+    std::size_t total = 0;
+    for (; n != 0; ++bits) {
+        const std::size_t m = n < mark_word ? n : mark_word;
+        bool hit[mark_word] = {};
+        for (std::size_t j = 0; j != m; ++j, ++first) hit[j] = static_cast<bool>(std::invoke(pred, *first));
+        *bits = pack_hits(hit);
+        total += static_cast<std::size_t>(std::popcount(*bits));
+        n -= m;
+    }
+    return total;
+}
 
 // Whether copy_if may copy without a branch: trivially copyable elements of one type, both ranges
 // contiguous (the output must not overlap the input, as for parallel_copy_if itself).
@@ -174,17 +190,60 @@ inline constexpr bool branchless_copyable =
     std::is_trivially_copyable_v<std::iter_value_t<It>> &&
     std::is_trivially_copy_assignable_v<std::iter_value_t<It>>;
 
-// Copies the elements in[i] with keep[i] to out[0..kept), in order; exactly `kept` of keep are true.
-// Every element is written at out[k] and k advances for a kept one, so a dropped element's slot is
+// Copies the elements in[i] marked in bits to out[0..kept), in order; exactly `kept` are marked.
+// Every element is written at out[k] and k advances for a marked one, so a dropped element's slot is
 // overwritten by the next kept one; the loop ends when the last kept element is written, so no
 // slot at or past out[kept] (another block's) is touched.
 template <class V>
-void compact_kernel(const V* in, const bool* keep, V* out, std::size_t kept) noexcept {
+void compact_kernel(const V* in, const std::uint64_t* bits, V* out, std::size_t kept) noexcept {
     std::size_t k = 0;
     for (std::size_t i = 0; k != kept; ++i) {
         out[k] = in[i];
-        k += keep[i] ? 1 : 0;
+        k += static_cast<std::size_t>((bits[i / mark_word] >> (i % mark_word)) & 1u);
     }
 }
+
+// Scratch words for the answers, reused across calls: taken from this thread's cache when one big
+// enough is there and put back afterwards, so a repeated copy_if does not fault in fresh pages (a
+// fresh 20 MB buffer per call cost ~5,000 page faults, more than the copy itself). A nested call
+// on the same thread finds the cache empty and allocates its own. At most 16 MiB (the answers of
+// 128M elements) stays cached per thread.
+class mark_scratch {
+public:
+    explicit mark_scratch(std::size_t words) {
+        slot& c = cache();
+        if (c.words >= words) {
+            data_ = std::move(c.data);
+            words_ = c.words;
+            c.words = 0;
+        } else {
+            data_.reset(new std::uint64_t[words]);
+            words_ = words;
+        }
+    }
+    mark_scratch(const mark_scratch&) = delete;
+    mark_scratch& operator=(const mark_scratch&) = delete;
+    ~mark_scratch() {
+        slot& c = cache();
+        if (words_ <= max_cached_words && words_ > c.words) {
+            c.data = std::move(data_);
+            c.words = words_;
+        }
+    }
+    std::uint64_t* get() const noexcept { return data_.get(); }
+
+private:
+    static constexpr std::size_t max_cached_words = (std::size_t{16} << 20) / sizeof(std::uint64_t);
+    struct slot {
+        std::unique_ptr<std::uint64_t[]> data;
+        std::size_t words = 0;
+    };
+    static slot& cache() noexcept {
+        thread_local slot s;
+        return s;
+    }
+    std::unique_ptr<std::uint64_t[]> data_;
+    std::size_t words_ = 0;
+};
 
 }  // namespace crew::detail
