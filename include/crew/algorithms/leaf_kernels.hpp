@@ -97,16 +97,29 @@ inline constexpr bool plain_integer_less =
 
 inline constexpr std::size_t extreme_run = 4096;
 
+template <bool Max, class V>
+constexpr V better(V a, V b) noexcept {
+    if constexpr (Max)
+        return b > a ? b : a;
+    else
+        return b < a ? b : a;
+}
+
 // The smallest (Max: largest) of p[0..m), m > 0: a reduction without positions, which vectorizes.
+// It keeps 64 bytes of lanes side by side (four SSE vectors, two AVX ones), so several independent
+// compare-and-select chains are in flight: with one vector, g++ waits on each chain's latency and
+// the kernel is slower than std::min_element.
 template <bool Max, class V>
 V run_extreme(const V* p, std::size_t m) noexcept {
+    constexpr std::size_t lanes = 64 / sizeof(V) > 0 ? 64 / sizeof(V) : 1;
+    V acc[lanes];
+    for (std::size_t j = 0; j != lanes; ++j) acc[j] = p[0];
+    std::size_t i = 0;
+    for (; m - i >= lanes; i += lanes)
+        for (std::size_t j = 0; j != lanes; ++j) acc[j] = better<Max>(acc[j], p[i + j]);
     V v = p[0];
-    for (std::size_t i = 1; i != m; ++i) {
-        if constexpr (Max)
-            v = p[i] > v ? p[i] : v;
-        else
-            v = p[i] < v ? p[i] : v;
-    }
+    for (; i != m; ++i) v = better<Max>(v, p[i]);
+    for (std::size_t j = 0; j != lanes; ++j) v = better<Max>(v, acc[j]);
     return v;
 }
 
