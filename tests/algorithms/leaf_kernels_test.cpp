@@ -78,7 +78,10 @@ TEST(leaf_kernels, plain_less_is_only_taken_for_integers_under_less) {
     static_assert(!crew::detail::plain_integer_less<It, std::less<long>>);  // converts: keep std's path
     static_assert(!crew::detail::plain_integer_less<std::vector<double>::iterator, std::less<>>);  // NaN
     static_assert(!crew::detail::plain_integer_less<std::vector<bool>::iterator, std::less<>>);
+    static_assert(!crew::detail::plain_integer_less<volatile int*, std::less<>>);
     static_assert(crew::detail::branchless_copyable<const int*, int*>);
+    static_assert(!crew::detail::branchless_copyable<volatile int*, int*>);
+    static_assert(!crew::detail::branchless_copyable<const int*, volatile int*>);
     static_assert(!crew::detail::branchless_copyable<const int*, long*>);
     static_assert(!crew::detail::branchless_copyable<std::vector<std::string>::iterator, std::string*>);
 }

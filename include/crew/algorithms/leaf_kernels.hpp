@@ -92,6 +92,7 @@ inline constexpr bool plain_integer_less =
     std::contiguous_iterator<It> && std::integral<std::iter_value_t<It>> &&
     !std::same_as<std::iter_value_t<It>, bool> &&
     std::same_as<std::remove_cvref_t<std::iter_reference_t<It>>, std::iter_value_t<It>> &&
+    !std::is_volatile_v<std::remove_reference_t<std::iter_reference_t<It>>> &&
     (std::same_as<Comp, std::less<>> || std::same_as<Comp, std::less<std::iter_value_t<It>>> ||
      std::same_as<Comp, std::ranges::less>);
 
@@ -200,6 +201,7 @@ inline constexpr bool branchless_copyable =
     std::contiguous_iterator<It> && std::contiguous_iterator<Out> &&
     std::same_as<std::iter_value_t<It>, std::iter_value_t<Out>> &&
     std::same_as<std::iter_reference_t<Out>, std::iter_value_t<Out>&> &&
+    !std::is_volatile_v<std::remove_reference_t<std::iter_reference_t<It>>> &&
     std::is_trivially_copyable_v<std::iter_value_t<It>> &&
     std::is_trivially_copy_assignable_v<std::iter_value_t<It>>;
 
