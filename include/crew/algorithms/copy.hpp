@@ -1,9 +1,10 @@
 // crew/algorithms/copy.hpp -- parallel_fill, parallel_generate, parallel_copy_if, parallel_merge,
 // parallel_partition and parallel_stable_partition.
 //
-// copy_if and the partitions make two parallel passes over blocks (scan.hpp's scan_block and
-// for_each_block). The first pass evaluates pred once per element, keeps its answer in a byte per
-// element and counts each block's matches; a serial prefix over the (at most a few hundred) block
+// copy_if and the partitions make two parallel passes over blocks (scan.hpp's scan_block, rounded
+// up to a multiple of 64 elements, and for_each_block). The first pass evaluates pred once per
+// element, keeps its answer in a bit per element (leaf_kernels.hpp's mark_kernel, in a scratch
+// reused across calls) and counts each block's matches; a serial prefix over the (at most a few hundred) block
 // counts gives every block its output position; the second pass copies (copy_if) or moves (the
 // partitions: an element must not move before every answer is known) each block's elements. The results equal the std::
 // algorithms' exactly, in order. merge splits the longer run at its middle and binary-searches the
@@ -22,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "crew/algorithms/leaf_kernels.hpp"
 #include "crew/algorithms/partition.hpp"
 #include "crew/algorithms/scan.hpp"
 #include "crew/algorithms/std_support.hpp"
@@ -79,52 +81,53 @@ void parallel_generate(It first, It last, Gen gen) {
 namespace detail {
 
 
-// The first pass of copy_if and the partitions: keep[i] = pred(x_i), and per block the number of
-// kept elements, as offsets: offsets[k] = kept elements in blocks before k (offsets[blocks] = all).
+// The first pass of copy_if and the partitions: bit i of keep = pred(x_i), and per block the number
+// of kept elements, as offsets: offsets[k] = kept elements in blocks before k (offsets[blocks] =
+// all). Blocks are whole words of answers (multiples of 64 elements), so no two blocks write one word.
 struct kept_blocks {
     std::size_t block = 1, blocks = 0;
-    std::unique_ptr<unsigned char[]> keep;
+    mark_scratch keep;
     std::vector<std::size_t> offsets;
 
+    kept_blocks(std::size_t block_len, std::size_t n)
+        : block((block_len + mark_word - 1) / mark_word * mark_word),
+          blocks((n + block - 1) / block),
+          keep((n + mark_word - 1) / mark_word),
+          offsets(blocks + 1, 0) {}
     std::size_t begin(std::size_t k) const noexcept { return k * block; }
     std::size_t end(std::size_t k, std::size_t n) const noexcept { return k + 1 == blocks ? n : (k + 1) * block; }
+    bool kept(std::size_t i) const noexcept { return marked(keep.get(), i); }
 };
 
 template <class P, class It, class Pred>
-kept_blocks mark_kept(P part, It first, std::size_t n, Pred& pred) {
-    kept_blocks kb;
-    kb.block = scan_block(part, n);
-    kb.blocks = (n + kb.block - 1) / kb.block;
-    kb.keep.reset(new unsigned char[n]);
-    kb.offsets.assign(kb.blocks + 1, 0);
+void mark_kept(kept_blocks& kb, P part, It first, std::size_t n, Pred& pred) {
     for_each_block(part, kb.blocks, [&](std::size_t k) {
-        std::size_t count = 0;
-        It it = advance_by(first, kb.begin(k));
-        for (std::size_t i = kb.begin(k), e = kb.end(k, n); i != e; ++i, ++it) {
-            const bool kept = static_cast<bool>(pred(*it));
-            kb.keep[i] = kept;
-            count += kept;
-        }
-        kb.offsets[k + 1] = count;
+        const std::size_t b = kb.begin(k);
+        kb.offsets[k + 1] = mark_kernel(advance_by(first, b), kb.end(k, n) - b, kb.keep.get() + b / mark_word, pred);
     });
     for (std::size_t k = 0; k != kb.blocks; ++k) kb.offsets[k + 1] += kb.offsets[k];
-    return kb;
 }
 
-// Two passes over blocks: mark_kept (pred once per element, a byte per answer, each block's output
+// Two passes over blocks: mark_kept (pred once per element, a bit per answer, each block's output
 // position), then each block copies its kept elements to its position.
 template <class P, class It, class Out, class Pred>
 Out copy_if_on_worker(P part, It first, std::size_t n, Out out, Pred& pred) {
     if (n <= scan_block(part, n)) return std::copy_if(first, advance_by(first, n), out, std::ref(pred));  // one block
-    const kept_blocks kb = mark_kept(part, first, n, pred);
+    kept_blocks kb(scan_block(part, n), n);
+    mark_kept(kb, part, first, n, pred);
     for_each_block(part, kb.blocks, [&](std::size_t k) {
         It it = advance_by(first, kb.begin(k));
         Out o = advance_by(out, kb.offsets[k]);
-        for (std::size_t i = kb.begin(k), e = kb.end(k, n); i != e; ++i, ++it)
-            if (kb.keep[i]) {
-                *o = *it;
-                ++o;
-            }
+        if constexpr (branchless_copyable<It, Out>) {
+            compact_kernel(std::to_address(it), kb.keep.get() + kb.begin(k) / mark_word, std::to_address(o),
+                           kb.offsets[k + 1] - kb.offsets[k]);
+        } else {
+            for (std::size_t i = kb.begin(k), e = kb.end(k, n); i != e; ++i, ++it)
+                if (kb.kept(i)) {
+                    *o = *it;
+                    ++o;
+                }
+        }
     });
     return advance_by(out, kb.offsets[kb.blocks]);
 }
@@ -133,7 +136,7 @@ Out copy_if_on_worker(P part, It first, std::size_t n, Out out, Pred& pred) {
 
 // std::copy_if: copies the elements x with pred(x) to out, in order; returns the end of the output.
 // pred is called exactly once per element (as std::copy_if with a policy), its answers kept in a
-// byte per element until the copy pass. The output must not overlap the input.
+// bit per element until the copy pass. The output must not overlap the input.
 template <partitioner P, class It, class Out, class Pred>
 Out parallel_copy_if(P part, It first, It last, Out out, Pred pred) {
     static_assert(random_access_input<It> && random_access_input<Out>,
@@ -269,7 +272,7 @@ void move_partitioned(P part, It first, std::size_t n, const kept_blocks& kb, st
         std::size_t t = kb.offsets[k], f = kept + kb.begin(k) - kb.offsets[k];
         It it = advance_by(first, kb.begin(k));
         for (std::size_t i = kb.begin(k), e = kb.end(k, n); i != e; ++i, ++it)
-            ::new (static_cast<void*>(buf + (kb.keep[i] ? t++ : f++))) T(std::move(*it));
+            ::new (static_cast<void*>(buf + (kb.kept(i) ? t++ : f++))) T(std::move(*it));
     });
     for_each_block(part, kb.blocks, [&](std::size_t k) {
         It it = advance_by(first, kb.begin(k));
@@ -287,7 +290,8 @@ It stable_partition_on_worker(P part, It first, It last, std::size_t n, Pred& pr
         if (n > scan_block(part, n)) {
             raw_buffer<T> buf(n);
             if (buf.data != nullptr) {
-                kept_blocks kb = mark_kept(part, first, n, pred);  // may throw: the range is untouched
+                kept_blocks kb(scan_block(part, n), n);
+                mark_kept(kb, part, first, n, pred);  // may throw: the range is untouched
                 move_partitioned(part, first, n, kb, buf.data);
                 return advance_by(first, kb.offsets[kb.blocks]);
             }

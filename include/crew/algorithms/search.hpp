@@ -2,8 +2,9 @@
 // parallel_find(_if, _if_not), parallel_any_of / all_of / none_of, parallel_equal, and
 // parallel_min_element / max_element / minmax_element.
 //
-// Every leaf runs the std algorithm itself (std::count_if, std::find_if, std::mismatch,
-// std::min_element, ...) over its block, so it is compiled as tightly as the serial loop. The
+// Every leaf runs a serial loop over its block: leaf_kernels.hpp's vectorizable count, find and
+// (integers under std::less) min/max kernels, else the std algorithm itself (std::mismatch,
+// std::min_element with a user's comparator, ...). The
 // searches stop early (std_support.hpp's search driver): once a match at index k is known, pieces
 // entirely after k are not started and running pieces stop within about a thousand elements;
 // find still returns the FIRST match, as std::find does. Counting and min/max are reductions over
@@ -14,8 +15,10 @@
 #include <cstddef>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <utility>
 
+#include "crew/algorithms/leaf_kernels.hpp"
 #include "crew/algorithms/partition.hpp"
 #include "crew/algorithms/reduce.hpp"
 #include "crew/algorithms/std_support.hpp"
@@ -26,14 +29,14 @@ namespace crew {
 
 namespace detail {
 
-// The number of x in [first, first + n) with pred(x): std::count_if over each leaf, so the
-// compiler unrolls and vectorizes it as it does the serial loop.
+// The number of x in [first, first + n) with pred(x): count_kernel over each leaf (a 32-bit count
+// per run, which vectorizes where std::count_if's 64-bit one does not).
 template <class P, class It, class Pred>
 std::iter_difference_t<It> count_index(P part, It first, std::size_t n, Pred& pred) {
     using D = std::iter_difference_t<It>;
     if (n == 0) return D{0};
     auto leaf = [&](std::size_t b, std::size_t e) -> D {
-        return std::count_if(advance_by(first, b), advance_by(first, e), std::ref(pred));
+        return count_kernel<D>(advance_by(first, b), e - b, pred);
     };
     return on_worker([&] { return parallel_fold<D>(part, n, leaf, std::plus<D>()); });
 }
@@ -77,10 +80,7 @@ namespace detail {
 // The index of the first x in [first, first + n) with pred(x) (any_match: of some such x), or n.
 template <class P, class It, class Pred>
 std::size_t find_index(P part, It first, std::size_t n, Pred& pred, bool any_match) {
-    auto first_in = [&](std::size_t b, std::size_t e) -> std::size_t {
-        const It from = advance_by(first, b);
-        return b + static_cast<std::size_t>(std::find_if(from, advance_by(first, e), std::ref(pred)) - from);
-    };
+    auto first_in = [&](std::size_t b, std::size_t e) -> std::size_t { return find_kernel(first, b, e, pred); };
     return search_index(part, n, first_in, any_match);
 }
 
@@ -274,7 +274,9 @@ template <pick Pick, class P, class It, class Comp>
 std::size_t extreme_index(P part, It first, std::size_t n, Comp& comp) {
     auto leaf = [&](std::size_t b, std::size_t e) -> std::size_t {
         const It from = advance_by(first, b), to = advance_by(first, e);
-        if constexpr (Pick == pick::first_min)
+        if constexpr (plain_integer_less<It, Comp>)
+            return b + first_extreme_kernel<Pick == pick::first_max>(std::to_address(from), e - b);
+        else if constexpr (Pick == pick::first_min)
             return b + static_cast<std::size_t>(std::min_element(from, to, std::ref(comp)) - from);
         else
             return b + static_cast<std::size_t>(std::max_element(from, to, std::ref(comp)) - from);
@@ -292,8 +294,13 @@ template <class P, class It, class Comp>
 index_pair minmax_index(P part, It first, std::size_t n, Comp& comp) {
     auto leaf = [&](std::size_t b, std::size_t e) -> index_pair {
         const It from = advance_by(first, b);
-        auto r = std::minmax_element(from, advance_by(first, e), std::ref(comp));
-        return {b + static_cast<std::size_t>(r.first - from), b + static_cast<std::size_t>(r.second - from)};
+        if constexpr (plain_integer_less<It, Comp>) {
+            const auto* p = std::to_address(from);
+            return {b + first_extreme_kernel<false>(p, e - b), b + last_max_kernel(p, e - b)};
+        } else {
+            auto r = std::minmax_element(from, advance_by(first, e), std::ref(comp));
+            return {b + static_cast<std::size_t>(r.first - from), b + static_cast<std::size_t>(r.second - from)};
+        }
     };
     auto combine = [&](index_pair l, index_pair r) -> index_pair {
         return {pick_of<pick::first_min>(first, l.min, r.min, comp), pick_of<pick::last_max>(first, l.max, r.max, comp)};
