@@ -29,18 +29,7 @@ using namespace std::chrono_literals;
         if (crew::detail::under_tsan) GTEST_SKIP() << "TSan cannot start threads in a forked child"; \
     } while (0)
 
-constexpr bool under_asan =
-#if defined(__SANITIZE_ADDRESS__)
-    true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-    true;
-#else
-    false;
-#endif
-#else
-    false;
-#endif
+using crew::detail::under_asan;
 
 // Under ASan (clang 14), fork() while another thread is inside ASan's allocator copies its locked
 // allocator mutex into the child, whose next allocations then hang inside the ASan runtime (glibc's

@@ -252,18 +252,7 @@ TEST_P(tcp_fault_suite, emfile_on_accept_reaches_the_server_which_keeps_serving)
 
 namespace {
 
-constexpr bool under_asan =
-#if defined(__SANITIZE_ADDRESS__)
-    true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-    true;
-#else
-    false;
-#endif
-#else
-    false;
-#endif
+using crew::detail::under_asan;
 
 // Run `body` in a forked child and return its exit status (-1: killed after 30 s, 99: it threw).
 // Under ASan, fork only while every worker of `p` sleeps (tests/edge/process_test.cpp says why).

@@ -119,4 +119,18 @@ inline constexpr bool under_tsan =
     false;
 #endif
 
+// AddressSanitizer: its allocator's lock is copied into a forked child (tests that fork know it).
+inline constexpr bool under_asan =
+#if defined(__SANITIZE_ADDRESS__)
+    true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    true;
+#else
+    false;
+#endif
+#else
+    false;
+#endif
+
 }  // namespace crew::detail
