@@ -43,13 +43,14 @@ build() {
 
 section "g++ (Release, -Werror)"
 build build/gcc -DCMAKE_CXX_COMPILER=g++
-run_ctest build/gcc -LE 'long|model|teeth|fuzz'
+# Two tests at a time: most of them wait as much as they compute (parks, timers, sockets).
+run_ctest build/gcc -LE 'long|model|teeth|fuzz' -j "$jobs"
 
 section "clang (Release, -Werror)"
 # The Relacy model checks and the Rust peer run from the g++ build; building them twice costs
 # about four minutes of the CI's budget and checks nothing more.
 build build/clang -DCMAKE_CXX_COMPILER=clang++ -DCREW_BUILD_MODEL_CHECKS=OFF -DCREW_BENCH_PEERS_RUST=OFF
-run_ctest build/clang -L 'concurrency|codegen'
+run_ctest build/clang -L 'concurrency|codegen' -j "$jobs"
 
 # The sanitizer builds run every test but the long, model, fuzz and heavy tiers: the heavy test
 # (10,000,000-element differential runs and a range past 2^32 indices) runs in the
