@@ -52,6 +52,7 @@ struct config {
     std::vector<std::size_t> threads;
     int reps = 3;
     std::vector<std::string> problems;  // empty: all
+    std::vector<std::string> impls;     // empty: all (the serial baseline always runs)
     std::string json_path;
     std::string html_path;
     std::string command;

@@ -82,7 +82,9 @@ const char* usage =
     "  --reps       timed runs per cell (median, min and max are reported)\n"
     "  --html FILE  where to write the report (default: crew-bench-report.html)\n"
     "  --json FILE  also write every cell as JSON\n"
-    "  --budget S   stop adding reps to a cell after S seconds (default 8 quick, 60 full)\n";
+    "  --budget S   stop adding reps to a cell after S seconds (default 8 quick, 60 full)\n"
+    "  --impls      comma-separated implementations to run (a name matches itself and its variants:\n"
+    "               'crew' runs crew, crew task_group, ...); the serial baseline always runs\n";
 
 std::vector<std::string> split_list(const std::string& s) {
     std::vector<std::string> out;
@@ -133,6 +135,7 @@ config parse(int argc, char** argv, bool& list) {
         else if (a == "--full") cfg.quick = false;
         else if (a == "--threads") for (auto& t : split_list(value())) cfg.threads.push_back(parse_count(t, "thread count"));
         else if (a == "--problems") cfg.problems = split_list(value());
+        else if (a == "--impls") cfg.impls = split_list(value());
         else if (a == "--reps") reps = static_cast<int>(parse_count(value(), "--reps"));
         else if (a == "--json") cfg.json_path = value();
         else if (a == "--html") cfg.html_path = value();
@@ -149,6 +152,17 @@ config parse(int argc, char** argv, bool& list) {
     for (auto& p : cfg.problems)
         if (!known.count(p)) throw std::invalid_argument("crew-bench: unknown problem '" + p + "' (see --list)");
     return cfg;
+}
+
+// --impls: the serial baseline and the implementations named (or variants of them: "crew task_group").
+void keep_wanted_impls(const config& cfg, problem& p) {
+    if (cfg.impls.empty()) return;
+    std::erase_if(p.impls, [&](const impl& im) {
+        if (im.serial) return false;
+        for (auto& name : cfg.impls)
+            if (im.name == name || im.name.rfind(name + " ", 0) == 0) return false;
+        return true;
+    });
 }
 
 std::string utc_now() {
@@ -184,6 +198,7 @@ int main_impl(int argc, char** argv) {
         for (auto& p : cfg.problems) wanted = wanted || p == r.name;
         if (wanted) res.problems.push_back(r.make(cfg, res.notes));
     }
+    for (auto& p : res.problems) keep_wanted_impls(cfg, p);
     std::size_t total = 0;
     for (auto& p : res.problems)
         for (auto& im : p.impls) total += im.serial || im.once ? 1 : cfg.threads.size();
