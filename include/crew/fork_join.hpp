@@ -10,7 +10,6 @@
 
 #include <concepts>
 #include <cstddef>
-#include <cstdint>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -33,9 +32,9 @@ using fork_join_result_t = std::conditional_t<(std::is_void_v<std::invoke_result
 // Takes the job of one forked callable back: inline when it is still on the deque, else waits for
 // its thief. `stolen` becomes true at the first stolen job (every later job is then stolen too).
 template <class G, class R>
-void fork_join_reclaim(worker& w, join_job<G, R>& job, std::int64_t slot, bool& stolen) {
+void fork_join_reclaim(worker& w, join_job<G, R>& job, bool& stolen) {
     if (!stolen) {
-        if (w.unfork(slot) || join_take_promoted(w, &job, job.done)) {
+        if (w.unfork() || join_take_promoted(w, &job, job.done)) {
             w.count_task();
             job.result.run(std::forward<G>(job.fn));
             return;
@@ -43,7 +42,7 @@ void fork_join_reclaim(worker& w, join_job<G, R>& job, std::int64_t slot, bool& 
         stolen = true;  // join_reclaim_cold waited for it
         return;
     }
-    static_cast<void>(w.unfork(slot));  // promoted, as every fork older than a stolen one: only counts it off
+    static_cast<void>(w.unfork());  // promoted, as every fork older than a stolen one: only counts it off
     wait_for(job.done);  // acquire (completion): the thief's result
 }
 
@@ -52,13 +51,11 @@ fork_join_result_t<F0, Fs...> fork_join_on(worker& w, std::index_sequence<I...>,
                                            std::remove_reference_t<Fs>&... fs) {
     constexpr std::size_t n = sizeof...(Fs);
     std::tuple<join_job<Fs, std::invoke_result_t<Fs>>...> jobs(fs...);
-    // The last callable first: f2 ends on top. The slots are consecutive: job I's is top - I.
-    std::int64_t top = 0;
-    ((top = w.fork(&std::get<n - 1 - I>(jobs))), ...);
+    (w.fork(&std::get<n - 1 - I>(jobs)), ...);  // the last callable first: f2 ends on top
     result_cell<std::invoke_result_t<F0>> first;
     first.run(std::forward<F0>(f0));
     bool stolen = false;
-    (fork_join_reclaim(w, std::get<I>(jobs), top - static_cast<std::int64_t>(I), stolen), ...);  // in argument order
+    (fork_join_reclaim(w, std::get<I>(jobs), stolen), ...);  // in argument order
     // Every job has finished here. Taken in argument order: the first exception wins.
     if constexpr (std::is_void_v<fork_join_result_t<F0, Fs...>>) {
         first.take();

@@ -8,7 +8,6 @@
 // until the thief finishes it (see worker::wait_until).
 #pragma once
 
-#include <cstdint>
 #include <exception>
 #include <type_traits>
 #include <utility>
@@ -73,10 +72,10 @@ template <class F, class G>
     using RA = std::invoke_result_t<F>;
     using RB = std::invoke_result_t<G>;
     join_job<G, RB> job(g);
-    const std::int64_t slot = w.fork(&job);
+    w.fork(&job);
     result_cell<RA> a;
     a.run(std::forward<F>(f));
-    if (w.unfork(slot) || join_take_promoted(w, &job, job.done)) {
+    if (w.unfork() || join_take_promoted(w, &job, job.done)) {
         w.count_task();
         job.result.run(std::forward<G>(g));
     }

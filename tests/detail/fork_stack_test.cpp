@@ -29,7 +29,7 @@ TEST(fork_stack, forks_are_taken_back_privately_without_a_request) {
     int v[5] = {};
     for (int& x : v) EXPECT_FALSE(s.fork(&x));  // grows past 2
     EXPECT_EQ(s.open(), 5);
-    for (int i = 4; i >= 0; --i) EXPECT_TRUE(s.take_back(i));  // by slot, as crew::join
+    for (int i = 0; i < 5; ++i) EXPECT_TRUE(s.take_back());
     EXPECT_EQ(s.open(), 0);
     EXPECT_FALSE(s.has_private());
 }
@@ -46,14 +46,13 @@ TEST(fork_stack, a_request_promotes_the_oldest_and_the_join_then_finds_it_promot
     EXPECT_FALSE(s.requested());  // answered
     ASSERT_EQ(d.items.size(), 1u);
     EXPECT_EQ(d.items[0], &a);  // the oldest, not the newest
-    EXPECT_TRUE(s.take_back(1));   // b: still private
-    EXPECT_FALSE(s.take_back(0));  // a: promoted
+    EXPECT_TRUE(s.take_back());   // b: still private
+    EXPECT_FALSE(s.take_back());  // a: promoted
     EXPECT_FALSE(s.has_private());
     // After a promoted take-back, new forks are private again.
-    EXPECT_EQ(s.open(), 0);
     EXPECT_FALSE(s.fork(&c));
     EXPECT_TRUE(s.has_private());
-    EXPECT_TRUE(s.take_back(0));
+    EXPECT_TRUE(s.take_back());
 }
 
 TEST(fork_stack, promoting_with_nothing_private_only_clears_the_request) {

@@ -28,7 +28,6 @@ struct fork_model : rl::test_suite<fork_model<Policy>, 3> {
     aligned_box<fork_stack<item, Policy>> forks{2};  // capacity 2: the third open fork grows it
     item items[max_items];
     int taken[max_items] = {};
-    std::int64_t slot[max_items] = {};
     int forked = 0;
 
     fork_model() {
@@ -40,14 +39,12 @@ struct fork_model : rl::test_suite<fork_model<Policy>, 3> {
         RL_ASSERT(forked < max_items);
         item& it = items[forked++];
         it.payload(RL_INFO) = payload_of(it.id);
-        slot[it.id] = forks->open();  // as worker::fork: the slot, kept for the take-back
         if (forks->fork(&it)) forks->promote_oldest(*deque);
         return &it;
     }
-    // Owner: join the newest fork (which must be `it`), by its slot as worker::unfork does.
+    // Owner: join the newest fork (which must be `it`).
     void join(item* it) {
-        RL_ASSERT(forks->open() == slot[it->id] + 1);  // forks nest
-        if (forks->take_back(slot[it->id])) {
+        if (forks->take_back()) {
             take(it);
             return;
         }

@@ -3,19 +3,18 @@
 //
 // Design (on-demand promotion, as in heartbeat scheduling: Acar et al. PLDI 2018; Spice/Chili). A
 // fork (crew::join, crew::fork_join) records its job here: a store into an owner-only array and an
-// increment, no fence, no atomic RMW. Taking the job back after the inline half is a store of its
-// slot (the fork's index, kept by the caller) and a compare. Thieves cannot see this array; a
-// thief that finds the worker's deque empty sets `request_` instead, and the owner answers at its
-// next fork by promoting the OLDEST recorded job (the biggest piece of work, as a Chase-Lev thief
-// would take) into the deque, whose proven protocol then hands it out exactly once. The owner also promotes when the pool wants a wake (a
+// increment, no fence, no atomic RMW. Taking the job back after the inline half is a decrement and
+// a compare. Thieves cannot see this array; a thief that finds the worker's deque empty sets
+// `request_` instead, and the owner answers at its next fork by promoting the OLDEST recorded job
+// (the biggest piece of work, as a Chase-Lev thief would take) into the deque, whose proven
+// protocol then hands it out exactly once. The owner also promotes when the pool wants a wake (a
 // sleeping worker and no searcher), and promotes everything before it waits (see worker.hpp).
 //
 // Invariants (owner-only indices, 0 <= top_ <= n_ <= capacity):
 //   * items_[top_, n_) are private: recorded, never published. items_[0, top_) were promoted.
-//   * Forks and take-backs nest (LIFO): the job taken back is always items_[n_ - 1], and its
-//     caller passes that slot (open() before its fork) to take_back. Promotion is oldest first, so
-//     a promoted job has only promoted jobs below it: when the job being taken back has index <
-//     top_ it was promoted, and so was every job below; top_ drops to n_.
+//   * Forks and take-backs nest (LIFO): the job taken back is always items_[n_ - 1]. Promotion is
+//     oldest first, so a promoted job has only promoted jobs below it: when the job being taken back
+//     has index < top_ it was promoted, and so was every job below; top_ drops to n_.
 //   * A job is either taken back privately (index >= top_ at take-back) or handed to the deque by
 //     promote_oldest, never both: promote_oldest raises top_ past the index before the push, and
 //     take_back compares against top_.
@@ -58,16 +57,13 @@ public:
         return request_.load(std::memory_order_relaxed);
     }
 
-    // Owner only. Takes the newest fork back, given its slot (open() just before its fork(): the
-    // caller keeps it in a register): true when it was still private (run it inline); false when
-    // it was promoted (look for it in the deque, or wait for its thief). A plain store of n_, no
-    // load: a load would put a store-to-load forwarding of n_ on the path from one fork to the
-    // next twice per join, and every fork and take-back of a recursion runs in one such chain.
-    bool take_back(std::int64_t slot) noexcept {
-        n_ = slot;  // forks nest: slot == n_ - 1 here
-        if (slot >= top_) [[likely]] return true;
+    // Owner only. Takes the newest fork back: true when it was still private (run it inline);
+    // false when it was promoted (look for it in the deque, or wait for its thief).
+    bool take_back() noexcept {
+        --n_;
+        if (n_ >= top_) [[likely]] return true;
         if constexpr (Policy::injected_bug == bug::fork_promoted_run_inline) return true;
-        if constexpr (Policy::injected_bug != bug::fork_top_not_lowered) top_ = slot;  // all below were promoted
+        if constexpr (Policy::injected_bug != bug::fork_top_not_lowered) top_ = n_;  // all below were promoted
         return false;
     }
 

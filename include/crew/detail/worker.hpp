@@ -127,22 +127,18 @@ public:
 
     // A join's or fork_join's job: private until a thief asks or the pool wants a wake (then the
     // oldest private job moves to the deque; see fork_stack.hpp). No fence, no locked instruction.
-    // Returns the job's slot, for unfork().
-    std::int64_t fork(task* t) {
+    void fork(task* t) {
         // max_deque_depth counts private forks too: they are this worker's queued fork-join work.
         // Checked before the fork: open() is then read before fork()'s relaxed load, not after it.
-        const std::int64_t slot = forks_.open();
-        if (slot + 1 > max_depth_seen_) [[unlikely]] note_depth_cold(slot + 1);
+        if (const std::int64_t depth = forks_.open() + 1; depth > max_depth_seen_) [[unlikely]] note_depth_cold(depth);
         const bool asked = forks_.fork(t);
         // relaxed (wake_wanted): a hint; a missed wake only delays parallelism (as push's).
         if (asked || lot_.wake_wanted()) [[unlikely]] answer_request_cold();
-        return slot;
     }
 
-    // Takes the newest fork (at `slot`, fork()'s result) back: true when it was still private (the
-    // caller runs it inline); false when it was promoted (the caller pops the deque, as for a
-    // pushed job).
-    bool unfork(std::int64_t slot) noexcept { return forks_.take_back(slot); }
+    // Takes the newest fork back: true when it was still private (the caller runs it inline); false
+    // when it was promoted (the caller pops the deque, as for a pushed job).
+    bool unfork() noexcept { return forks_.take_back(); }
 
     // Any thread whose steal found this worker's deque empty: ask the owner to promote a fork.
     void request_work() noexcept { forks_.request(); }
