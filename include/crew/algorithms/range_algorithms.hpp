@@ -8,8 +8,8 @@
 //
 //  - auto_partitioner (the default; also affinity_partitioner): lazy splitting with a budget of
 //    about 2 x (pool size) splits that a stolen piece gets back, and demand splitting: a piece
-//    whose budget is spent is still split, at most 3 more times, when its worker's deque has run
-//    empty. Never below !is_divisible().
+//    whose budget is spent is still split, at most 3 more times, while its worker sees demand
+//    (worker::offer_wanted()). Never below !is_divisible().
 //  - simple_partitioner (and crew::deterministic): split until !is_divisible(). The split tree
 //    then depends only on the range.
 //  - static_partitioner: about one piece per worker (pieces are halves, so a pool size that is not
