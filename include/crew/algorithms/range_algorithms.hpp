@@ -8,8 +8,8 @@
 //
 //  - auto_partitioner (the default; also affinity_partitioner): lazy splitting with a budget of
 //    about 2 x (pool size) splits that a stolen piece gets back, and demand splitting: a piece
-//    whose budget is spent is still split, at most 3 more times, when its worker's deque has run
-//    empty. Never below !is_divisible().
+//    whose budget is spent is still split, at most 3 more times, while its worker sees demand
+//    (worker::offer_wanted()). Never below !is_divisible().
 //  - simple_partitioner (and crew::deterministic): split until !is_divisible(). The split tree
 //    then depends only on the range.
 //  - static_partitioner: about one piece per worker (pieces are halves, so a pool size that is not
@@ -52,8 +52,8 @@ namespace detail {
 // ---- range splitters: whether a divisible range is split (its midpoint is the range's business) ----
 
 // auto_partitioner's: a split budget that stolen pieces get back, and `demand` more splits for a
-// piece whose budget is spent, taken while its worker's deque is empty (nobody would find work
-// here). reset_to is 2 x the pool size, so a pool of one worker never demand-splits.
+// piece whose budget is spent, taken while worker::offer_wanted() (a thief asked, or one would find
+// nothing here). reset_to is 2 x the pool size, so a pool of one worker never demand-splits.
 struct range_adaptive_splitter {
     std::size_t splits = 0;
     std::size_t reset_to = 0;
@@ -63,7 +63,9 @@ struct range_adaptive_splitter {
         if (migrated) {
             splits = splits / 2 > reset_to ? splits / 2 : reset_to;
         } else if (splits == 0) {
-            if (demand == 0 || reset_to <= 2 || current_worker->queued_hint() != 0) return false;
+            // offer_wanted: a thief asked, or one would find nothing here (partition.hpp's test; an
+            // empty deque alone is no demand since forks are private: it split every piece 3 more times).
+            if (demand == 0 || reset_to <= 2 || !current_worker->offer_wanted()) return false;
             --demand;
         } else {
             splits /= 2;
@@ -113,6 +115,16 @@ inline constexpr bool range_partitioner = partitioner<P> && !std::same_as<std::r
     static_assert(::crew::detail::range_partitioner<P>,                                                  \
                   who ": with a range, the grain is the range's grainsize; use crew::simple_partitioner()")
 
+// A piece's body call, out of line: the body's loops are then compiled in a small function with
+// the registers to themselves. Inlined into the recursive divide function (join's fork and take-back
+// around it), g++ 12 kept the stencil of bench/problems/range_for.cpp's pointers on the stack and
+// reloaded and re-stored them in every iteration of its inner loop (1.7x oneTBB's time at 2 workers);
+// one call per piece costs nothing next to a piece.
+template <class Body, class R>
+[[gnu::noinline]] decltype(auto) range_leaf_call(Body& body, const R& r) {
+    return body(r);
+}
+
 template <class R>
 bool range_divisible(const R& r, cancel_flag& cancel) {
     return cancel.guard([&] { return static_cast<bool>(r.is_divisible()); });
@@ -136,7 +148,7 @@ void range_for_divide(S s, R& r, bool migrated, Body& body, cancel_flag& cancel)
                    [&] { range_for_divide(rs, right, current_worker != creator, body, cancel); });
         return;
     }
-    cancel.guard([&] { body(std::as_const(r)); });
+    cancel.guard([&] { range_leaf_call(body, std::as_const(r)); });
 }
 
 // The functional reduction of r: leaf(piece) per piece, join(left, right) of adjacent results,
@@ -155,7 +167,7 @@ std::optional<T> range_reduce_divide(S s, R& r, bool migrated, Leaf& leaf, Join&
         return cancel.guard(
             [&] { return std::optional<T>(std::in_place, join(std::move(*halves.first), std::move(*halves.second))); });
     }
-    return cancel.guard([&] { return std::optional<T>(std::in_place, leaf(std::as_const(r))); });
+    return cancel.guard([&] { return std::optional<T>(std::in_place, range_leaf_call(leaf, std::as_const(r))); });
 }
 
 // The imperative reduction of r into body. The right half of a split reuses `body` when it runs
@@ -189,7 +201,7 @@ void range_body_divide(S s, R& r, bool migrated, Body& body, bool split_always, 
         if (split_body && !cancel.cancelled()) cancel.guard([&] { body.join(*split_body); });
         return;
     }
-    cancel.guard([&] { body(std::as_const(r)); });
+    cancel.guard([&] { range_leaf_call(body, std::as_const(r)); });
 }
 
 template <class P, class R, class Body>
