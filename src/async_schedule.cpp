@@ -16,7 +16,10 @@ bool schedule_async(registry& r, task* t, async_wake how) {
     if (w != nullptr && &w->owner() == &r) [[likely]] {
         switch (how) {
             case async_wake::wake:
-                w->wake_async(t);
+                w->wake_async(t, false);
+                break;
+            case async_wake::wake_at_end:
+                w->wake_async(t, true);
                 break;
             case async_wake::yield:
                 w->yield_async(t);

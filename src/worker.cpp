@@ -29,6 +29,10 @@ constexpr double target_interval_ns = 200'000.0;
 constexpr double ewma_alpha = 0.1;
 // At most this many coroutine tasks run from the LIFO slot in a row (Tokio PR #5712).
 constexpr std::uint32_t max_lifo_runs = 3;
+// A thief leaves a victim's lone coroutine task to the victim if the victim takes a task within
+// this long (leave_lone_task_cold).
+constexpr bool lone_task_rule = true;
+constexpr std::int64_t lone_task_grace_ns = 5'000;
 
 std::int64_t now_ns() noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -162,7 +166,11 @@ task* worker::find_task() {
     if (--injector_countdown_ == 0) [[unlikely]] {
         if (task* t = injector_tick_cold()) return t;
     }
-    if (task* t = deque_.pop()) return t;
+    // The fence-free empty check first (size_hint: top only grows, so a top at or past our own
+    // bottom means empty now): a worker running coroutine tasks skips pop()'s seq_cst fence.
+    if (deque_.size_hint() > 0) {
+        if (task* t = deque_.pop()) return t;
+    }
     if (task* t = find_async_local()) return t;
     if (task* t = steal_round()) return t;
     if (task* t = owner_.injector().pop()) {
@@ -203,10 +211,16 @@ void worker::retune_interval_cold() noexcept {
 // This worker's own coroutine tasks: the LIFO slot (at most max_lifo_runs in a row; past that its
 // occupant goes to the back of the ring, so a ping-pong pair cannot starve the ring), then the
 // ring's oldest task.
+// A pool of one worker has no thieves: the slot and the ring are then taken without an RMW.
 task* worker::find_async_local() {
-    if (lifo_.load(std::memory_order_relaxed) != nullptr) {  // relaxed: only this thread puts
-        // acquire: pairs with wake_async's release exchange (the task's state is visible).
-        task* t = lifo_.exchange(nullptr, std::memory_order_acquire);
+    const bool alone = owner_.size() == 1;
+    if (task* t = lifo_.load(std::memory_order_relaxed)) {  // relaxed: only this thread puts
+        if (alone) {
+            lifo_.store(nullptr, std::memory_order_relaxed);  // no thief can take it meanwhile
+        } else {
+            // acquire: pairs with wake_async's release store or exchange (the task's state is visible).
+            t = lifo_.exchange(nullptr, std::memory_order_acquire);
+        }
         if (t != nullptr && lifo_runs_ < max_lifo_runs) {
             ++lifo_runs_;
             worker_counters::bump(counters_.lifo_hits);
@@ -215,7 +229,7 @@ task* worker::find_async_local() {
         }
         if (t != nullptr) push_async(t);
     }
-    if (task* t = ring_.pop()) {
+    if (task* t = alone ? ring_.pop_unshared() : ring_.pop()) {
         start_async(false);
         return t;
     }
@@ -230,9 +244,15 @@ void worker::start_async(bool from_lifo) noexcept {
 
 void worker::push_async(task* t) {
     push_async_quiet(t);
-    // A full notify (with its fence), not push()'s hinted one: a coroutine task may be queued
-    // behind a long run of the task now running (stranding), so a sleeper must not miss it.
-    lot_.notify_one();
+    notify_async_running();
+}
+
+// The notify rule of a coroutine task queued by a task that goes on running (a spawn, a wake from
+// a channel or a mutex): the full notify (with its fence), not push()'s hinted one: the task may
+// sit behind a long run of the one now running (stranding), so a sleeper must not miss it. A pool
+// of one worker skips it: that worker is this one, and it is awake (nobody else could run it).
+void worker::notify_async_running() noexcept {
+    if (lot_.workers() > 1) lot_.notify_one();
 }
 
 // The ring push alone (the caller notifies).
@@ -246,14 +266,28 @@ void worker::push_async_quiet(task* t) {
     }
 }
 
-void worker::wake_async(task* t) {
-    // release: pairs with the acquire exchange of whoever takes it (this worker or a thief).
-    // acquire: the previous occupant was put by this thread; nothing to order, kept symmetric.
-    task* previous = lifo_.exchange(t, std::memory_order_acq_rel);
-    if (previous != nullptr)
-        push_async(previous);  // notifies
+// `run_over`: the waking task's run has ended (async_wake::wake_at_end: it completed). Then, when
+// this worker goes straight back to its queues after it (not a run nested in a wait, no fork-join
+// item of its own ahead of the LIFO slot), the notify is a yield's: nothing can be stranded
+// behind a run that is over. Otherwise the full notify of notify_async_running().
+void worker::wake_async(task* t, bool run_over) {
+    task* previous;
+    if (lifo_.load(std::memory_order_relaxed) == nullptr) {  // relaxed: only this thread puts
+        // Empty, and only this thread puts (thieves only take, leaving it empty): a plain store
+        // suffices, no locked instruction. release: pairs with the acquire exchange of whoever
+        // takes it (this worker or a thief), as the exchange below.
+        lifo_.store(t, std::memory_order_release);
+        previous = nullptr;
+    } else {
+        // release: as above. acquire: the previous occupant was put by this thread; nothing to
+        // order, kept symmetric.
+        previous = lifo_.exchange(t, std::memory_order_acq_rel);
+    }
+    if (previous != nullptr) push_async_quiet(previous);
+    if (run_over && helped_nesting_ == 0 && deque_.size_hint() <= 0)
+        lot_.notify_one_hinted();
     else
-        lot_.notify_one();
+        notify_async_running();
 }
 
 // A yield (yield_now, an exhausted budget, a wake during the run): the run has ended, so this
@@ -262,7 +296,7 @@ void worker::wake_async(task* t) {
 void worker::yield_async(task* t) {
     if (async_budget_left == 0) worker_counters::bump(counters_.budget_yields);
     push_async_quiet(t);
-    lot_.notify_one_hinted();
+    if (lot_.workers() > 1) lot_.notify_one_hinted();  // one worker: it is this one
 }
 
 // The ring was full: its newest half and the new task go to the injector in one lock acquisition.
@@ -276,9 +310,33 @@ void worker::note_ring_depth_cold(std::size_t depth) noexcept {
     counters_.max_ring_depth.store(depth, std::memory_order_relaxed);
 }
 
+// A victim's lone coroutine task (the only one in its ring, or its LIFO slot) is left to the victim
+// when the victim takes a task within lone_task_grace_ns (its ring head moves, or its LIFO slot
+// changes): it is not stuck, it runs the task itself in a moment, and a thief that took it would
+// move a spawn+await or a ping-pong pair to another core on every round (at 2 workers that cost
+// more than the futex wakes). A victim that takes nothing for the grace is stuck in one run (or in
+// fork-join work): the task is taken, so a task queued behind a long run still starts on an idle
+// worker within the grace. The thief watches with pauses (it has nothing else to do); a watch of
+// its own memory across backoff rounds was tried first and stranded for milliseconds on a loaded
+// machine (a sched_yield round between two looks). True: leave it.
+bool worker::leave_lone_task_cold(worker& v) noexcept {
+    if constexpr (!lone_task_rule) return false;
+    // relaxed: progress hints; what is taken is decided by the ring's CAS or the slot's exchange.
+    const std::uint32_t head = v.ring_.head_hint();
+    const task* const slot = v.lifo_.load(std::memory_order_relaxed);
+    const std::int64_t start = now_ns();
+    do {
+        for (int i = 0; i < 16; ++i) std_atomics::pause();
+        if (v.ring_.head_hint() != head || v.lifo_.load(std::memory_order_relaxed) != slot) return true;
+    } while (now_ns() - start < lone_task_grace_ns);
+    return false;
+}
+
 // Half of `victim`'s ring into ours; the last stolen task runs now.
 task* worker::steal_async_cold(worker& victim, bool& lost) noexcept {
-    if (victim.ring_.empty_hint()) return nullptr;
+    const std::size_t queued = victim.ring_.size_hint();
+    if (queued == 0) return nullptr;
+    if (queued == 1 && leave_lone_task_cold(victim)) return nullptr;
     ring_steal_result<task> r = victim.ring_.steal_into(ring_);
     if (r.status == ring_steal::success) {
         worker_counters::bump(counters_.steals, r.count);
@@ -305,6 +363,7 @@ task* worker::steal_lifo_cold() noexcept {
 
 task* worker::steal_lifo_from(worker& v) noexcept {
     if (v.lifo_.load(std::memory_order_relaxed) == nullptr) return nullptr;  // relaxed: a hint
+    if (v.ring_.empty_hint() && leave_lone_task_cold(v)) return nullptr;
     // acquire: pairs with the owner's release exchange in wake_async.
     task* t = v.lifo_.exchange(nullptr, std::memory_order_acquire);
     if (t == nullptr) return nullptr;

@@ -95,7 +95,8 @@ void async_task::run_once() noexcept {
 }
 
 void async_task::after_run() noexcept {
-    switch (state.transition_to_idle()) {
+    // A yield during the run (notify_self) sets NOTIFIED in the same RMW that ends the run.
+    switch (state.transition_to_idle(std::exchange(yield_requested, false))) {
     case idle_result::ok:
         return;
     case idle_result::ok_dealloc:
@@ -119,17 +120,19 @@ void async_task::requeue(async_wake how) noexcept {
 
 void async_task::complete(std::uint64_t scheduler_refs) noexcept {
     const std::uint64_t s = state.transition_to_complete();
+    bool fired = false;
     if ((s & state_t::join_interest) == 0) {
         if (!frame_destroyed) {
             if (root_promise->error) owner->report_unhandled(root_promise->error, "a detached coroutine task");
             destroy_root();
         }
     } else if ((s & state_t::join_waker) != 0) {
-        fire_join_waker();
-        (void)state.unset_waker_after_complete();  // the waker was consumed: nothing to drop
+        fire_join_waker();  // the waker is consumed: nothing to drop when the slot is given back
+        fired = true;
     }
     if (linked) owner->async_tasks().remove(this);
-    if (state.transition_to_terminal(scheduler_refs)) deallocate();
+    // The references, and a fired waker's slot (unset_waker_after_complete), in one RMW.
+    if (state.transition_to_terminal(scheduler_refs, fired)) deallocate();
 }
 
 void async_task::fire_join_waker() noexcept {
@@ -137,7 +140,9 @@ void async_task::fire_join_waker() noexcept {
         std::exchange(join.blocked, nullptr)->set();
         return;
     }
-    waker::from_parts(std::exchange(join.task, nullptr), join.gen).wake();
+    // This run is over (the task completed): the joiner goes to the LIFO slot with the notify of
+    // a run that ends (async_schedule.hpp, async_wake::wake_at_end).
+    waker::from_parts(std::exchange(join.task, nullptr), join.gen).wake(async_wake::wake_at_end);
 }
 
 void async_task::wake_by_val(async_wake how) noexcept {

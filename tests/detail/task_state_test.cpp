@@ -100,6 +100,68 @@ TEST(task_state, complete_then_wakes_are_no_ops_and_the_last_reference_frees) {
     EXPECT_TRUE(s.ref_dec());
 }
 
+// Session 6: a yield folded into the end of the run (notify_self records it; no RMW during the run).
+TEST(task_state, a_yield_sets_notified_in_the_transition_that_ends_the_run) {
+    state s;
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    EXPECT_EQ(s.transition_to_idle(true), idle_result::ok_notified);  // the entry's reference carries over
+    EXPECT_EQ(refs(s), 3u);
+    EXPECT_TRUE(has(s, state::notified));
+    EXPECT_FALSE(has(s, state::running));
+    EXPECT_EQ(s.transition_to_notified_by_ref(), notify_result::do_nothing);  // queued already
+    EXPECT_EQ(s.transition_to_running(), run_result::success);
+    EXPECT_EQ(s.transition_to_idle(false), idle_result::ok);
+    EXPECT_EQ(refs(s), 2u);
+}
+
+TEST(task_state, a_yield_and_a_wake_during_the_same_run_give_one_entry) {
+    state s(4);  // + one by-value waker
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    EXPECT_EQ(s.transition_to_notified_by_val(), notify_result::do_nothing);  // gives its reference up
+    EXPECT_EQ(s.transition_to_idle(true), idle_result::ok_notified);
+    EXPECT_EQ(refs(s), 3u);
+    EXPECT_EQ(s.transition_to_running(), run_result::success);
+    EXPECT_EQ(s.transition_to_idle(false), idle_result::ok);
+}
+
+TEST(task_state, a_cancelled_run_ignores_the_yield) {
+    state s;
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    EXPECT_EQ(s.cancel(), notify_result::do_nothing);
+    EXPECT_EQ(s.transition_to_idle(true), idle_result::cancelled);  // RUNNING kept: drop and complete
+    EXPECT_TRUE(has(s, state::running));
+}
+
+// Session 6: the fired join waker's slot goes back in the terminal RMW; the handle that saw
+// COMPLETE drops its interest and its reference in one RMW.
+TEST(task_state, terminal_gives_a_fired_wakers_slot_back) {
+    state s;
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    ASSERT_TRUE(s.set_join_waker());
+    const std::uint64_t snap = s.transition_to_complete();
+    ASSERT_TRUE((snap & state::join_waker) != 0);
+    EXPECT_FALSE(s.transition_to_terminal(2, true));  // the entry and the registry; the handle stays
+    EXPECT_FALSE(has(s, state::join_waker));
+    EXPECT_TRUE(has(s, state::complete | state::join_interest));
+    EXPECT_EQ(refs(s), 1u);
+    const auto d = s.drop_join_interest_complete();
+    EXPECT_TRUE(d.drop_waker);  // the slot is the handle's again (and empty: the runtime consumed it)
+    EXPECT_TRUE(d.last);
+}
+
+TEST(task_state, a_handle_dropped_while_the_runtime_fires_leaves_the_slot_alone) {
+    state s;
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    ASSERT_TRUE(s.set_join_waker());
+    (void)s.transition_to_complete();  // the runtime now fires the waker...
+    const auto d = s.drop_join_interest_complete();  // ... while the woken handle is dropped
+    EXPECT_FALSE(d.drop_waker);
+    EXPECT_FALSE(d.last);
+    EXPECT_FALSE(has(s, state::join_interest));
+    EXPECT_TRUE(s.transition_to_terminal(2, true));  // the runtime's references were the last
+    EXPECT_EQ(s.load() & state::flag_mask, state::complete);
+}
+
 TEST(task_state, the_last_by_value_wake_after_completion_frees) {
     state s(2);  // entry + one waker, no handle left
     ASSERT_EQ(s.unset_join_interested().drop_output, false);

@@ -21,6 +21,7 @@
 #include "reliability/model_fork.hpp"  // includes model_scenarios.hpp
 #include "reliability/model_task_word.hpp"
 #include "reliability/model_driver.hpp"
+#include "reliability/model_async_notify.hpp"
 
 namespace crew_model {
 
@@ -85,6 +86,7 @@ int check(const std::string& which, unsigned long long schedules) {
     std::vector<scenario> all(std::begin(correct_scenarios), std::end(correct_scenarios));
     all.insert(all.end(), std::begin(task_word_scenarios), std::end(task_word_scenarios));
     all.insert(all.end(), std::begin(driver_scenarios), std::end(driver_scenarios));
+    all.insert(all.end(), std::begin(async_notify_scenarios), std::end(async_notify_scenarios));
     for (const scenario& s : all) {
         if (which != "all" && which != s.name) continue;
         ++ran;
@@ -105,6 +107,7 @@ int teeth(const std::string& which, unsigned long long schedules) {
     std::vector<bug_entry> all(std::begin(bugs), std::end(bugs));
     all.insert(all.end(), std::begin(task_word_bugs), std::end(task_word_bugs));
     all.insert(all.end(), std::begin(driver_bugs), std::end(driver_bugs));
+    all.insert(all.end(), std::begin(async_notify_bugs), std::end(async_notify_bugs));
     for (const bug_entry& b : all) {
         if (which != b.name) continue;
         for (int i = 0; i < b.count; ++i) {
@@ -139,6 +142,8 @@ int main(int argc, char** argv) {
         for (const bug_entry& b : task_word_bugs) std::printf("bug %s\n", b.name);
         for (const scenario& s : driver_scenarios) std::printf("scenario %s\n", s.name);
         for (const bug_entry& b : driver_bugs) std::printf("bug %s\n", b.name);
+        for (const scenario& s : async_notify_scenarios) std::printf("scenario %s\n", s.name);
+        for (const bug_entry& b : async_notify_bugs) std::printf("bug %s\n", b.name);
         return 0;
     }
     if ((mode != "check" && mode != "teeth") || argc < 3) {

@@ -64,7 +64,9 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
         }
         frame(RL_INFO) = frame(RL_INFO) + 1;  // never on two threads at once
         if (msg.load(std::memory_order::acquire) == 1) return complete();
-        switch (st->transition_to_idle()) {
+        // The first run yields (notify_self: folded into transition_to_idle(true)), a later one
+        // just suspends.
+        switch (st->transition_to_idle(frame(RL_INFO) == 1)) {
             case crew::detail::idle_result::ok: return;
             case crew::detail::idle_result::ok_notified: submit(); return;
             case crew::detail::idle_result::ok_dealloc: free_frame(); return;
@@ -75,13 +77,14 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
         result(RL_INFO) = 1;
         std::uint64_t snap = st->transition_to_complete();
         ++completed;
+        bool fired = false;
         if ((snap & state::join_interest) == 0) {
             drop_result();
         } else if ((snap & state::join_waker) != 0) {
             joined.store(1, std::memory_order::release);
-            st->unset_waker_after_complete();
+            fired = true;  // the slot goes back in transition_to_terminal's RMW
         }
-        if (st->transition_to_terminal(1)) free_frame();
+        if (st->transition_to_terminal(1, fired)) free_frame();
     }
     void drop_result() {
         RL_ASSERT(result(RL_INFO) == 1);
@@ -98,6 +101,14 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
         crew::detail::join_drop d = st->unset_join_interested();
         if (d.drop_output) drop_result();
         if (st->ref_dec()) free_frame();
+    }
+    // join_handle::drop_complete: the handle saw COMPLETE; the result first, then one RMW.
+    void drop_handle_complete() {
+        alive();
+        drop_result();
+        auto d = st->drop_join_interest_complete();
+        (void)d.drop_waker;
+        if (d.last) free_frame();
     }
     void work(int attempts) {
         for (int i = 0; i < attempts; ++i)
@@ -119,9 +130,13 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
         } else {
             alive();
             if (st->set_join_waker()) {
-                (void)joined.load(std::memory_order::acquire);  // may or may not be woken yet
+                if (joined.load(std::memory_order::acquire) == 1) {  // woken: COMPLETE, the result is ours
+                    RL_ASSERT(result(RL_INFO) == 1);
+                    return drop_handle_complete();
+                }
             } else {
                 RL_ASSERT(result(RL_INFO) == 1);  // COMPLETE seen (acquire): the result is visible
+                return drop_handle_complete();
             }
             drop_handle();
         }

@@ -100,7 +100,7 @@ private:
     T take() {
         struct consume {
             join_handle& h;
-            ~consume() { h.drop(); }
+            ~consume() { h.drop_complete(); }
         } guard{*this};
         if (task_->frame_destroyed) throw cancelled_error();
         auto h = std::coroutine_handle<detail::task_promise<T>>::from_address(task_->root.address());
@@ -120,6 +120,19 @@ private:
         if (d.drop_waker && t->join.task != nullptr)  // a waker we stored and nobody fired
             detail::waker::from_parts(std::exchange(t->join.task, nullptr), t->join.gen).reset();
         t->release();
+    }
+
+    // drop() of a handle that saw its task COMPLETE (done()'s acquire load, or the joiner's wake):
+    // the result is ours; destroy it first, then JOIN_INTEREST and our reference in one RMW.
+    void drop_complete() noexcept {
+        detail::async_task* t = std::exchange(task_, nullptr);
+        if (!t->frame_destroyed && t->root_promise->error)  // an exception take() did not rethrow
+            t->owner->report_unhandled(std::exchange(t->root_promise->error, nullptr), "a detached coroutine task");
+        t->destroy_root();
+        const auto d = t->state.drop_join_interest_complete();
+        if (d.drop_waker && t->join.task != nullptr)  // a waker we stored and nobody fired
+            detail::waker::from_parts(std::exchange(t->join.task, nullptr), t->join.gen).reset();
+        if (d.last) t->deallocate();
     }
 
     detail::async_task* task_ = nullptr;

@@ -186,6 +186,16 @@ public:
         }
     }
 
+    // Owner only, and only while no thread can steal from this ring (the ring of a pool's only
+    // worker): pop() without its CAS. With no thief, head_ changes only here and in the owner's
+    // other calls, so a plain relaxed store keeps it exact; nobody's acquire pairs with it.
+    T* pop_unshared() noexcept {
+        const index real = real_of(head_.load(std::memory_order_relaxed));
+        if (real == tail_.load(std::memory_order_relaxed)) return nullptr;  // own writes
+        head_.store(pack(real + 1, real + 1), std::memory_order_relaxed);
+        return slots_[real & mask_].load(std::memory_order_relaxed);
+    }
+
     // A thread that owns `dst` (dst != this). Claims half of this ring's unclaimed tasks (rounded
     // up, at most Capacity/2), copies them to dst's tail, releases them, and returns the last one
     // to run directly; the others are published in dst.
@@ -237,6 +247,9 @@ public:
         return n <= capacity_ ? n : 0;  // a stale pair of loads may be inconsistent
     }
     bool empty_hint() const noexcept { return size_hint() == 0; }
+    // Any thread: the real head, which every pop and every steal claim advances: a progress hint
+    // (has anyone taken a task from this ring since the last look?). relaxed: a hint, no data.
+    std::uint32_t head_hint() const noexcept { return real_of(head_.load(std::memory_order_relaxed)); }
 
 private:
     bool has_room(std::uint64_t head, index tail) const noexcept {
@@ -287,7 +300,8 @@ private:
         return true;
     }
 
-    // head_: RMW only (owner's pop and overflow claim, thieves' claim and release); read by all.
+    // head_: RMW only (owner's pop and overflow claim, thieves' claim and release), except
+    // pop_unshared's store (no thief exists then); read by all.
     alignas(cache_line) atomic<std::uint64_t> head_;
     // tail_: written by the owner only; read by thieves. slots_: see the header.
     alignas(cache_line) atomic<index> tail_;

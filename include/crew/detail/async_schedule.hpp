@@ -33,6 +33,9 @@ enum class async_wake : std::uint8_t {
     spawn,  // a new task: FIFO (the back of the ring), never the LIFO slot
     wake,   // woken by another task on this worker: the LIFO slot
     yield,  // re-queued by yield_now or an exhausted budget: the back of the ring
+    // woken by a task on this worker whose run is over (it completed: its joiner): the LIFO slot,
+    // with the notify of a yield when the worker goes straight back to its queues (worker.cpp)
+    wake_at_end,
 };
 
 // Is `t` a spawned coroutine task (async_task::run)? The worker counts coroutine runs that came

@@ -65,6 +65,7 @@ enum class bug : unsigned {
     susp_relaxed_arm,              // suspension_word arm(): a relaxed CAS (a refused arm misses the canceller's writes)
     no_driver_wake,        // parking notify: a notify that finds only the driver sleeper does not wake it
     driver_not_counted,    // parking prepare_park_driver(): the driver sleeper is not marked
+    async_running_hinted_notify,  // the coroutine notify-rule model: a put by a task that goes on running gets the hinted notify
 };
 
 struct std_atomics {

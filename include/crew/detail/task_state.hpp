@@ -25,9 +25,10 @@
 //     yield). ok: the entry's reference was dropped. ok_dealloc: it was the last: free the frame.
 //     cancelled: drop the frame and complete as cancelled (RUNNING stays held until complete).
 //   * Complete: transition_to_complete() (RUNNING -> COMPLETE in one RMW), then act on its
-//     snapshot (no JOIN_INTEREST: destroy the result; JOIN_WAKER: wake the joiner, then
-//     unset_waker_after_complete()), then transition_to_terminal(n) for the n references the
-//     scheduler still holds (the entry that ran, the registry's); free the frame when it says last.
+//     snapshot (no JOIN_INTEREST: destroy the result; JOIN_WAKER: wake the joiner), then
+//     transition_to_terminal(n, fired) for the n references the scheduler still holds (the entry
+//     that ran, the registry's), which also gives a fired waker's slot back (fired: the
+//     unset_waker_after_complete() of Tokio's protocol, folded in); free the frame when it says last.
 //   * Wakers: by value (the waker owns a reference) or by reference (it does not). submit: the
 //     caller enqueues the task with the reference the transition provided. A wake while RUNNING
 //     only sets NOTIFIED (the runner re-queues); a wake of a queued or complete task does nothing.
@@ -36,7 +37,10 @@
 //     unset_waker() (fails once COMPLETE), write, set_join_waker(). Only a COMPLETE task with
 //     JOIN_WAKER set may have its waker read by the runtime.
 //   * Dropping the handle: unset_join_interested() says whether the handle must destroy the result
-//     (the task is COMPLETE) and whether it owns the waker slot; then ref_dec().
+//     (the task is COMPLETE) and whether it owns the waker slot; then ref_dec(). A handle that saw
+//     COMPLETE destroys the result and then drop_join_interest_complete() (both in one RMW).
+//   * A yield: the running task records it (no RMW) and the runner passes it to
+//     transition_to_idle(true), which sets NOTIFIED as a wake during the run would have.
 //
 // Guarantees (tests/detail/task_state_test.cpp, model task_state_* in tests/reliability):
 // never resumed on two threads at once (RUNNING is taken only by the holder of a queue entry, and
@@ -113,14 +117,16 @@ public:
         }
     }
 
-    // The runner's coroutine suspended (RUNNING held).
-    idle_result transition_to_idle() noexcept {
+    // The runner's coroutine suspended (RUNNING held). `requeue`: the task asked during the run to
+    // be run again (a yield): set NOTIFIED in this same RMW, as if it had woken itself while
+    // RUNNING (transition_to_notified_by_ref), one RMW fewer per yield.
+    idle_result transition_to_idle(bool requeue = false) noexcept {
         std::uint64_t s = word_.load(std::memory_order_acquire);
         for (;;) {
             if ((s & cancelled) != 0) return idle_result::cancelled;  // keep RUNNING: drop and complete
-            std::uint64_t next = s & ~running;
+            std::uint64_t next = (s & ~running) | (requeue ? notified : 0);
             idle_result r = idle_result::ok_notified;  // the entry's reference goes to the new entry
-            if ((s & notified) == 0) {
+            if ((next & notified) == 0) {
                 next -= ref_one;
                 r = refs(next) == 0 ? idle_result::ok_dealloc : idle_result::ok;
             }
@@ -203,8 +209,12 @@ public:
     }
 
     // After complete: drop the `count` references the scheduler still holds. True: free the frame.
-    bool transition_to_terminal(std::uint64_t count) noexcept {
-        return refs(word_.fetch_sub(count * ref_one, std::memory_order_acq_rel)) == count;
+    // `waker_fired`: the runtime woke the joiner (JOIN_WAKER was set in transition_to_complete's
+    // snapshot, and only the runtime clears it once COMPLETE): give the slot back in the same RMW
+    // (unset_waker_after_complete and this in one fetch_sub; subtracting the set bit clears it).
+    bool transition_to_terminal(std::uint64_t count, bool waker_fired = false) noexcept {
+        const std::uint64_t sub = count * ref_one + (waker_fired ? join_waker : 0);
+        return refs(word_.fetch_sub(sub, std::memory_order_acq_rel)) == count;
     }
 
     // relaxed: the caller holds a reference (see the header).
@@ -221,6 +231,20 @@ public:
             if ((s & complete) == 0) next &= ~join_waker;
             if (cas(s, next)) return {(s & complete) != 0, (next & join_waker) == 0};
         }
+    }
+
+    // The handle of a task it saw COMPLETE (an acquire load) is dropped: clear JOIN_INTEREST and drop
+    // the handle's reference in one fetch_sub (unset_join_interested + ref_dec; once COMPLETE only
+    // the handle clears JOIN_INTEREST, so subtracting the set bit clears it). The handle destroyed
+    // the result before (it owns it once COMPLETE). drop_waker as unset_join_interested's (a set
+    // JOIN_WAKER belongs to the runtime, which is firing it). `last`: free the frame.
+    struct complete_drop {
+        bool drop_waker;
+        bool last;
+    };
+    complete_drop drop_join_interest_complete() noexcept {
+        const std::uint64_t s = word_.fetch_sub(join_interest + ref_one, std::memory_order_acq_rel);
+        return {(s & join_waker) == 0, refs(s) == 1};
     }
 
     // The handle wrote its waker into the slot; hand the slot to the runtime. False: the task

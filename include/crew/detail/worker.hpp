@@ -217,7 +217,7 @@ public:
     // ---- coroutine tasks (see async_schedule.hpp and DESIGN.md "Coroutine scheduler") ----
     // The worker's own thread only: queue a coroutine task on this worker.
     void push_async(task* t);   // the back of the ring (a full ring overflows to the injector)
-    void wake_async(task* t);   // the LIFO slot; its previous occupant goes to the ring
+    void wake_async(task* t, bool run_over);  // the LIFO slot; its previous occupant goes to the ring
     void yield_async(task* t);  // the back of the ring; counts a budget-forced yield
     frame_cache& frames() noexcept { return frames_; }
     // Any thread: is a coroutine task queued here (ring or LIFO slot)?
@@ -256,6 +256,8 @@ private:
     task* steal_lifo_from(worker& v) noexcept;
     void start_async(bool from_lifo) noexcept;
     void push_async_quiet(task* t);
+    void notify_async_running() noexcept;
+    bool leave_lone_task_cold(worker& v) noexcept;
     void overflow_async_cold(task* const* items, std::size_t n);
     void note_ring_depth_cold(std::size_t depth) noexcept;
 

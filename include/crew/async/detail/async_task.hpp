@@ -95,6 +95,9 @@ public:
     // Linked into its pool's live-task list (only tasks that suspended are: see link()). Written
     // and read only while RUNNING (the run hand-off orders it between threads).
     bool linked = false;
+    // notify_self() was called during this run: re-queue after it. Written and read (and cleared)
+    // by the runner only, while RUNNING.
+    bool yield_requested = false;
 
     // detail::task::execute: a worker popped a queue entry of this task.
     static void run(task* t) noexcept;
@@ -111,8 +114,9 @@ public:
     // Queue the task for a wake that owns a reference (waker::wake) or borrows one (cancel).
     void wake_by_val(async_wake how) noexcept;
     void wake_by_ref(async_wake how) noexcept;
-    // The running task asks to be run again after this run (yield, budget, stack bound).
-    void notify_self() noexcept { (void)state.transition_to_notified_by_ref(); }
+    // The running task asks to be run again after this run (yield, budget, stack bound). No RMW:
+    // the runner folds it into its transition_to_idle (task_state.hpp), which sets NOTIFIED.
+    void notify_self() noexcept { yield_requested = true; }
 
     // The running task is about to suspend (prepare_suspend): link it into its pool's live-task
     // list, once, so the shutdown drain can free it while it waits. A task that never suspends
