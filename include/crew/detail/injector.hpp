@@ -27,6 +27,14 @@ class basic_injector {
 public:
     // Appends `item`. Returns false (and leaves `item` to the caller) when the queue is closed.
     bool push(T* item) {
+        return push(item, [] {});
+    }
+
+    // The same, then runs `then()` still under the lock (only when the item was queued). The owner
+    // of the queue may be destroyed as soon as the item has run; close() takes this lock, so a
+    // destructor that closes first waits for `then()` (the owner's wake-up) to finish.
+    template <class F>
+    bool push(T* item, F&& then) {
         std::lock_guard lock(mutex_);
         if (closed_) return false;
         item->next = nullptr;
@@ -38,6 +46,7 @@ public:
         // release: pairs with the acquire load in empty_hint(), so a worker that sees the new
         // length and then takes the lock finds the item (the lock orders the rest).
         length_.store(length_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+        then();
         return true;
     }
 

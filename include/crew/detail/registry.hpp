@@ -87,10 +87,12 @@ public:
     bool inject(task* t) {
         if (forked_away()) [[unlikely]] return false;
         stamp_queued(t);  // metrics: the schedule latency of injected tasks
-        if (!injector_.push(t)) return false;
-        trace::wake(trace_.get());
-        lot_.notify_one();
-        return true;
+        // The wake runs under the injector's lock: once `t` is queued, a worker may run it and its
+        // waiter destroy this pool; shutdown() closes the injector (that lock) before anything goes.
+        return injector_.push(t, [this] {
+            trace::wake(trace_.get());
+            lot_.notify_one();
+        });
     }
 
     // Was this pool created by an ancestor of this (forked) process?
