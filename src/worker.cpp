@@ -258,7 +258,7 @@ void worker::push_async(task* t) {
 // sit behind a long run of the one now running (stranding), so a sleeper must not miss it. A pool
 // of one worker skips it: that worker is this one, and it is awake (nobody else could run it).
 void worker::notify_async_running() noexcept {
-    if (lot_.workers() > 1) lot_.notify_one();
+    if (owner_.size() > 1) lot_.notify_one();
 }
 
 // The ring push alone (the caller notifies).
@@ -302,7 +302,7 @@ void worker::wake_async(task* t, bool run_over) {
 void worker::yield_async(task* t) {
     if (async_budget_left == 0) worker_counters::bump(counters_.budget_yields);
     push_async_quiet(t);
-    if (lot_.workers() > 1) lot_.notify_one_hinted();  // one worker: it is this one
+    if (owner_.size() > 1) lot_.notify_one_hinted();  // one worker: it is this one
 }
 
 // The ring was full: its newest half and the new task go to the injector in one lock acquisition.

@@ -111,14 +111,8 @@ private:
         detail::async_task* t = std::exchange(task_, nullptr);
         if (t == nullptr) return;
         const detail::join_drop d = t->state.unset_join_interested();
-        if (d.drop_output) {
-            // Detached after it finished: an exception nobody collected goes to the handler.
-            if (!t->frame_destroyed && t->root_promise->error)
-                t->owner->report_unhandled(std::exchange(t->root_promise->error, nullptr), "a detached coroutine task");
-            t->destroy_root();
-        }
-        if (d.drop_waker && t->join.task != nullptr)  // a waker we stored and nobody fired
-            detail::waker::from_parts(std::exchange(t->join.task, nullptr), t->join.gen).reset();
+        if (d.drop_output) drop_result(t);
+        if (d.drop_waker) drop_unfired_waker(t);
         t->release();
     }
 
@@ -126,13 +120,24 @@ private:
     // the result is ours; destroy it first, then JOIN_INTEREST and our reference in one RMW.
     void drop_complete() noexcept {
         detail::async_task* t = std::exchange(task_, nullptr);
-        if (!t->frame_destroyed && t->root_promise->error)  // an exception take() did not rethrow
+        drop_result(t);
+        const auto d = t->state.drop_join_interest_complete();
+        if (d.drop_waker) drop_unfired_waker(t);
+        if (d.last) t->deallocate();
+    }
+
+    // The finished task's result, which the handle owns: an exception nobody collected (detached
+    // after it finished, or not rethrown by take()) goes to the handler.
+    static void drop_result(detail::async_task* t) noexcept {
+        if (!t->frame_destroyed && t->root_promise->error)
             t->owner->report_unhandled(std::exchange(t->root_promise->error, nullptr), "a detached coroutine task");
         t->destroy_root();
-        const auto d = t->state.drop_join_interest_complete();
-        if (d.drop_waker && t->join.task != nullptr)  // a waker we stored and nobody fired
+    }
+
+    // The waker slot is ours: a waker we stored and nobody fired is released.
+    static void drop_unfired_waker(detail::async_task* t) noexcept {
+        if (t->join.task != nullptr)
             detail::waker::from_parts(std::exchange(t->join.task, nullptr), t->join.gen).reset();
-        if (d.last) t->deallocate();
     }
 
     detail::async_task* task_ = nullptr;

@@ -243,6 +243,9 @@ public:
         bool last;
     };
     complete_drop drop_join_interest_complete() noexcept {
+        // acq_rel, as ref_dec: release orders the handle's destruction of the result before the
+        // last reference's free (the runner's transition_to_terminal, or here); acquire: when this
+        // is the last, everything the runner did before its terminal RMW is seen before the free.
         const std::uint64_t s = word_.fetch_sub(join_interest + ref_one, std::memory_order_acq_rel);
         return {(s & join_waker) == 0, refs(s) == 1};
     }
