@@ -160,8 +160,7 @@ void worker::run_helped(task* t, bool related) {
 
 // The search order: the injector on its interval; this worker's deque (fork-join, LIFO: its
 // cost is what it was); this worker's coroutine tasks (the LIFO slot within its run limit, then
-// the ring); the I/O driver, without blocking (what it wakes lands in this worker's queues); a
-// steal round (deques, then rings, LIFO slots only on the last pass); the injector.
+// the ring); a steal round (deques, then rings, LIFO slots only on the last pass); the injector.
 task* worker::find_task() {
     if (--driver_countdown_ == 0) [[unlikely]] poll_driver_cold();
     if (--injector_countdown_ == 0) [[unlikely]] {
@@ -173,11 +172,6 @@ task* worker::find_task() {
         if (task* t = deque_.pop()) return t;
     }
     if (task* t = find_async_local()) return t;
-    // Nothing of this worker's own: collect I/O readiness itself (non-blocking, if the driver is
-    // free) before stealing, rather than wait for a busy worker's tick poll (session 6 A/B).
-    if (poll_driver_cold()) {
-        if (task* t = find_async_local()) return t;
-    }
     if (task* t = steal_round()) return t;
     if (task* t = owner_.injector().pop()) {
         begin_async_run();  // it may be a coroutine task: a fresh budget
@@ -442,17 +436,14 @@ bool worker::idle_cold(completion* done) {
     return true;
 }
 
-// A look at the I/O driver without blocking: by a busy worker every driver_poll_ticks find_task
-// calls (Tokio's event_interval), so due timers and ready fds are not starved by a pool that never
-// parks, and by a worker whose own queues are empty (find_task). True when it woke a task (queued
-// here). Skipped, with no syscall, when nothing may be due or another worker holds the driver.
-bool worker::poll_driver_cold() {
+// A busy worker's look at the I/O driver every driver_poll_ticks find_task calls (Tokio's
+// event_interval): due timers and ready fds are not starved by a pool that never parks.
+void worker::poll_driver_cold() {
     driver_countdown_ = driver_poll_ticks;
     io_driver& d = owner_.driver();
-    if (!d.poll_wanted() || !d.try_acquire()) return false;
-    const bool woke = d.poll();
+    if (!d.poll_wanted() || !d.try_acquire()) return;
+    (void)d.poll();
     d.release(lot_);
-    return woke;
 }
 
 // Park in the I/O driver when its try-lock is free: poll it first (what it wakes is work), then

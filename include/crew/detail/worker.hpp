@@ -235,7 +235,7 @@ private:
     bool idle_cold(completion* done);
     void park_cold(completion* done);
     bool park_in_driver_cold();
-    bool poll_driver_cold();
+    void poll_driver_cold();
     bool work_visible() const noexcept;
     void found_work_cold() noexcept;
     void note_depth_cold(std::int64_t depth) noexcept;
