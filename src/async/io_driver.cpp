@@ -21,13 +21,13 @@ namespace crew::detail {
 namespace {
 
 constexpr int max_events = 256;
-// How a readiness report queues its task from a worker: async_wake::wake (the LIFO slot; the
-// previous occupant goes to the back of the ring, so a batch runs last-reported first, then in
-// report order), or with CREW_IO_DRIVER_FIFO_WAKES=1 async_wake::spawn (the back of the ring, in
-// report order, stealable at once). Session 5 measured no difference on tcp_echo_throughput on a
-// saturated machine (docs/BENCHMARKS.md "Timers and TCP, session 5"); the switch is for a quiet A/B.
+// How a readiness report queues its task from a worker: async_wake::spawn (the back of the ring,
+// in report order, stealable at once), or with CREW_IO_DRIVER_FIFO_WAKES=0 async_wake::wake (the
+// LIFO slot; the previous occupant goes to the back of the ring, so a batch runs last-reported
+// first). Session 7 measured FIFO ahead on both echo shapes on a quiet machine (docs/DESIGN.md
+// "No dry-worker poll; FIFO readiness wakes"); the switch is kept for an A/B.
 #ifndef CREW_IO_DRIVER_FIFO_WAKES
-#define CREW_IO_DRIVER_FIFO_WAKES 0
+#define CREW_IO_DRIVER_FIFO_WAKES 1
 #endif
 constexpr async_wake readiness_wake = CREW_IO_DRIVER_FIFO_WAKES ? async_wake::spawn : async_wake::wake;
 constexpr std::size_t wake_batch = 64;
