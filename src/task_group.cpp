@@ -92,6 +92,10 @@ void task_group::cancel() noexcept {
 // for a nested group).
 task_group_status task_group::finish_wait() noexcept {
     const bool was_canceled = ctx_.canceled.load(std::memory_order_relaxed);
+    // Not canceled: nothing to reset, and no lock (a recursive task_group program waits once per
+    // node). A cancel() racing with this wait leaves the flag set, as if it came just after the
+    // wait returned; the enclosing group's cancel() reaches this group through its walk anyway.
+    if (!was_canceled) return task_group_status::complete;
     // acquire: pairs with nest_cold()'s release store (ours, or a child's nesting a group here).
     if (!ctx_.nested.load(std::memory_order_acquire)) {
         ctx_.canceled.store(false, std::memory_order_relaxed);
@@ -105,7 +109,11 @@ task_group_status task_group::finish_wait() noexcept {
 
 task_group::~task_group() {
     try {
-        wait_for_children();
+        // acquire (unfinished()): pairs with the last finish's release, as begin_wait()'s load.
+        // Count 0: nothing to wait for, and no own task can be running below (a running child is
+        // counted until it finished, a drained one until the fold), so the usage checks of
+        // wait_for_children() cannot fire: skip them (a group waited for by wait() lands here).
+        if (count_.unfinished() != 0) wait_for_children();
     } catch (const usage_error& e) {
         // Destroyed inside one of its own children, or while another thread waits: children still
         // hold pointers to *this, so there is no safe way on (as a pool destroyed by its own task).

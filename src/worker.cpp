@@ -64,6 +64,8 @@ void worker::run_loop() {
     // Start asleep (announce, re-check, park): a new pool has no work, and n workers that each
     // began with a search would sweep all n deques 25 times each (quadratic start-up).
     counters_.enter(worker_state::search);
+    // Every worker exists by now (the start gate): with none beside this one, nothing steals here.
+    alone_ = owner_.size() == 1;
     park_cold(nullptr);
     for (;;) {
         if (task* t = find_task()) {
@@ -132,7 +134,7 @@ void worker::wait_until(completion& done) {
 // anything find_task() finds.
 task* worker::find_help(bool& related) {
     if (deque_.owner_bottom() > floor_) {
-        if (task* t = deque_.pop()) {
+        if (task* t = pop()) {
             related = true;
             return t;
         }

@@ -139,6 +139,43 @@ TEST_P(task_group_cancel, nested_groups_three_levels_deep_inherit_cancellation) 
     EXPECT_FALSE(g1.is_canceling());
 }
 
+// A nested group whose waits completed (uncanceled waits take no lock and reset nothing) still
+// receives its enclosing group's later cancel(), and after that wait resets it to the enclosing
+// group's state (still canceled); a wait of a group canceled on its own resets it to not canceled.
+TEST_P(task_group_cancel, a_nested_group_waited_uncanceled_still_inherits_a_later_cancel) {
+    crew_test::watchdog dog(60s);
+    crew::task_group outer(pool());
+    std::atomic<bool> go{false}, inner_ready{false};
+    std::atomic<int> first{-1}, second{-1}, own{-1}, own_after{-1};
+    std::atomic<bool> after_inherited{false};
+    outer.run([&] {
+        crew::task_group inner;
+        crew::task_group own_group;  // also nested in outer
+        for (int round = 0; round < 3; ++round) {
+            for (int i = 0; i < 20; ++i) inner.run([] {});
+            first.store(static_cast<int>(inner.wait()));
+        }
+        own_group.cancel();
+        own.store(static_cast<int>(own_group.wait()));
+        own_after.store(own_group.is_canceling() ? 1 : 0);  // outer not canceled yet: reset to false
+        inner_ready.store(true);
+        while (!go.load()) std::this_thread::yield();
+        second.store(inner.is_canceling() ? 1 : 0);  // outer's cancel() reached inner
+        inner.run([] {});
+        (void)inner.wait();
+        after_inherited.store(inner.is_canceling());  // outer still canceled: so is inner
+    });
+    while (!inner_ready.load()) std::this_thread::yield();
+    outer.cancel();
+    go.store(true);
+    EXPECT_EQ(outer.wait(), crew::task_group_status::canceled);
+    EXPECT_EQ(first.load(), static_cast<int>(crew::task_group_status::complete));
+    EXPECT_EQ(own.load(), static_cast<int>(crew::task_group_status::canceled));
+    EXPECT_EQ(own_after.load(), 0);
+    EXPECT_EQ(second.load(), 1);
+    EXPECT_TRUE(after_inherited.load());
+}
+
 // A sibling group (made outside g's children) is not affected by g's cancellation.
 TEST_P(task_group_cancel, cancellation_does_not_reach_unrelated_groups) {
     crew_test::watchdog dog(60s);

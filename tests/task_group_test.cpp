@@ -234,6 +234,55 @@ TEST_P(task_group_suite, a_default_group_made_outside_runs_its_children_on_the_c
     EXPECT_EQ(elsewhere.load(), 0);
 }
 
+// A group bound to pool p, fed from a worker of another pool: the children run on p (run()'s
+// path for callers outside the group's pool), and the waiting worker of the other pool helps
+// nowhere wrong. Then the same group fed from p's own workers (the direct push).
+TEST_P(task_group_suite, a_group_bound_to_a_pool_runs_its_children_there_whoever_calls_run) {
+    crew_test::watchdog dog(60s);
+    crew::pool other(2);
+    crew::detail::registry* const p = &crew::detail::registry_of(pool());
+    crew::task_group g(pool());
+    std::atomic<int> on_p{0}, elsewhere{0};
+    auto child = [&] { (&crew::detail::current_registry() == p ? on_p : elsewhere).fetch_add(1); };
+    other.run([&] {
+        for (int i = 0; i < 200; ++i) g.run(child);
+        g.wait();
+    });
+    EXPECT_EQ(on_p.load(), 200);
+    pool().run([&] {
+        for (int i = 0; i < 200; ++i) g.run(child);
+        g.wait();
+    });
+    EXPECT_EQ(on_p.load(), 400);
+    EXPECT_EQ(elsewhere.load(), 0);
+}
+
+// The recursive shape crew-bench's skynet uses (9 x run, the 10th inline, wait, one group per
+// node, groups nested in children): every leaf counted once, at every pool size (a pool of one
+// takes its children back without the deque's fence).
+std::uint64_t group_skynet(std::uint64_t base, int depth) {
+    if (depth == 0) return base;
+    std::uint64_t offset = 1;
+    for (int i = 1; i < depth; ++i) offset *= 10;
+    std::uint64_t sums[10] = {};
+    crew::task_group g;
+    for (int i = 0; i < 9; ++i) g.run([&sums, i, base, offset, depth] { sums[i] = group_skynet(base + offset * i, depth - 1); });
+    sums[9] = group_skynet(base + offset * 9, depth - 1);
+    g.wait();
+    std::uint64_t total = 0;
+    for (std::uint64_t s : sums) total += s;
+    return total;
+}
+
+TEST_P(task_group_suite, recursive_ten_way_groups_sum_every_leaf_once) {
+    crew_test::watchdog dog(60s);
+    const int depth = crew_test::scaled(10) >= 10 ? 5 : 4;  // 10^5 leaves (10^4 scaled down)
+    std::uint64_t leaves = 1;
+    for (int i = 0; i < depth; ++i) leaves *= 10;
+    for (int round = 0; round < 2; ++round)
+        EXPECT_EQ(pool().run([&] { return group_skynet(0, depth); }), leaves * (leaves - 1) / 2);
+}
+
 using crew_test::throws_on_destruction;
 
 // A throwing destructor is the child's exception and so cancels the group: the later children may

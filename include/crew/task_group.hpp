@@ -42,7 +42,8 @@ struct group_frame {
     // the one running the caller, smaller when the caller was started on top of it by a wait.
     unsigned nesting;
 };
-inline constinit thread_local group_frame* running_groups = nullptr;
+// initial-exec: one %fs-relative load (as current_worker); every child reads and writes it.
+inline constinit thread_local group_frame* running_groups __attribute__((tls_model("initial-exec"))) = nullptr;
 
 // The drain of a wait() running on this thread (innermost): the children of `group` that finish
 // on this thread meanwhile count here and are folded into the group's count in one RMW
@@ -117,21 +118,12 @@ public:
         if constexpr (detail::ws_hookable<F>)  // crew::workspan measuring (detail/workspan_hooks.hpp)
             if (detail::workspan_active()) [[unlikely]]
                 return detail::cold_call([&] { detail::workspan_group_run(*this, std::forward<F>(f)); });
-        using T = detail::group_task<std::decay_t<F>>;
-        detail::registry& target = pool_ != nullptr ? *pool_ : detail::current_registry();
-        count_.add();  // before the child can start (it calls finish())
-        T* t = nullptr;
-        try {
-            t = detail::new_task<T>(std::forward<F>(f), this);
-        } catch (...) {
-            count_.finish();
-            throw;
-        }
-        if (!target.schedule(t)) {
-            detail::delete_task(t);
-            count_.finish();
-            target.throw_refused();  // pool_closed_error, or usage_error in a forked child
-        }
+        // On a worker of the group's pool (every child of a recursive task_group program): push
+        // on its own deque directly. Elsewhere: the pool's schedule(), which may inject.
+        detail::worker* w = detail::current_worker;
+        if (w != nullptr && (pool_ == nullptr || pool_ == &w->owner())) [[likely]]
+            return run_here(*w, std::forward<F>(f));
+        run_elsewhere(std::forward<F>(f));
     }
 
     // Waits for every child (running other tasks meanwhile when called on a worker), then rethrows
@@ -186,6 +178,43 @@ private:
     // run_and_wait.
     template <class F>
     static void run_child(F&& fn, task_group& g) noexcept;
+
+    // run() on a worker `w` of the target pool: counted, then pushed on w's deque (a worker's
+    // own push never refuses, as registry::schedule).
+    template <class F>
+    void run_here(detail::worker& w, F&& f) {
+        using T = detail::group_task<std::decay_t<F>>;
+        count_.add();  // before the child can start (it calls finish())
+        T* t = nullptr;
+        try {
+            t = detail::new_task_on<T>(w, std::forward<F>(f), this);
+        } catch (...) {
+            count_.finish();
+            throw;
+        }
+        detail::trace::spawn(w.trace());
+        w.push(t);
+    }
+
+    // run() from outside the target pool (another pool's worker, or no pool): through schedule().
+    template <class F>
+    void run_elsewhere(F&& f) {
+        using T = detail::group_task<std::decay_t<F>>;
+        detail::registry& target = pool_ != nullptr ? *pool_ : detail::current_registry();
+        count_.add();  // before the child can start (it calls finish())
+        T* t = nullptr;
+        try {
+            t = detail::new_task<T>(std::forward<F>(f), this);
+        } catch (...) {
+            count_.finish();
+            throw;
+        }
+        if (!target.schedule(t)) {
+            detail::delete_task(t);
+            count_.finish();
+            target.throw_refused();  // pool_closed_error, or usage_error in a forked child
+        }
+    }
 
     // pool_: the pool of task_group(pool&), nullptr for "the caller's pool".
     detail::registry* pool_;

@@ -41,6 +41,29 @@ TEST(chase_lev, owner_is_lifo_thief_is_fifo) {
     EXPECT_EQ(d.pop(), nullptr);
 }
 
+// The owner-only pop of a deque nobody steals from (a pool of one worker): LIFO, growth across
+// the buffer boundary, empty pops that leave it consistent, and interleaving with pop().
+TEST(chase_lev, pop_unshared_is_the_owners_lifo_pop) {
+    chase_lev_deque<item> d(2);
+    std::vector<item> items(100);
+    EXPECT_EQ(d.pop_unshared(), nullptr);
+    EXPECT_EQ(d.pop_unshared(), nullptr);  // twice: bottom is not lowered past top
+    for (long i = 0; i < 100; ++i) {
+        items[static_cast<std::size_t>(i)].id = i;
+        d.push(&items[static_cast<std::size_t>(i)]);
+    }
+    EXPECT_EQ(d.size_hint(), 100);
+    for (long i = 99; i >= 50; --i) EXPECT_EQ(d.pop_unshared()->id, i);
+    EXPECT_EQ(d.pop()->id, 49);  // the fenced pop agrees on the indices
+    EXPECT_EQ(d.steal().item->id, 0);
+    for (long i = 48; i >= 1; --i) EXPECT_EQ(d.pop_unshared()->id, i);
+    EXPECT_EQ(d.pop_unshared(), nullptr);
+    EXPECT_EQ(d.pop(), nullptr);
+    EXPECT_EQ(d.size_hint(), 0);
+    d.push(&items[7]);
+    EXPECT_EQ(d.pop_unshared(), &items[7]);
+}
+
 TEST(chase_lev, capacity_rounds_up_to_a_power_of_two) {
     chase_lev_deque<item> d(5);
     EXPECT_EQ(d.capacity(), 8);

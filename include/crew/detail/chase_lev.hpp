@@ -145,6 +145,20 @@ public:
         return item;
     }
 
+    // Owner only, and only while NO thread can call steal() on this deque (the worker of a pool of
+    // one: no other worker exists to steal). Then top_ never moves, so pop() needs neither its
+    // fence nor the last-item CAS: a plain take of the newest item.
+    T* pop_unshared() noexcept {
+        const std::int64_t b = bottom_.load(std::memory_order_relaxed);  // only the owner writes bottom
+        // relaxed: no thief exists, so top_ is the value this thread last saw (no partner).
+        const std::int64_t t = top_.load(std::memory_order_relaxed);
+        if (b <= t) return nullptr;
+        T* item = buffer_.load(std::memory_order_relaxed)->at(b - 1).load(std::memory_order_relaxed);
+        // release: every store of bottom_ is one (header); readers here are size_hint()'s hints.
+        bottom_.store(b - 1, std::memory_order_release);
+        return item;
+    }
+
     // Any thread. The oldest item, or why there is none.
     steal_result<T> steal() noexcept {
         // acquire: pairs with the CAS on top by other thieves / the owner, so we see a fresh index.

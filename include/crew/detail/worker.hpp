@@ -123,7 +123,8 @@ public:
         }
     }
 
-    task* pop() noexcept { return deque_.pop(); }
+    // A pool of one worker has no thief (nobody else calls steal_from): its pops skip the fence.
+    task* pop() noexcept { return alone_ ? deque_.pop_unshared() : deque_.pop(); }
 
     // A join's or fork_join's job: private until a thief asks or the pool wants a wake (then the
     // oldest private job moves to the deque; see fork_stack.hpp). No fence, no locked instruction.
@@ -172,13 +173,13 @@ public:
     void wait_until(completion& done);
 
     // task_group::wait()'s drain: runs the work the running task pushed (wait_until's related
-    // work: items above floor_) until none is left.
+    // work: items above floor_) until none is left. Inline: it runs once per unstolen child.
     void run_related_work() {
         if (forks_.has_private()) publish_forks_cold();
         while (deque_.owner_bottom() > floor_) {
-            task* t = deque_.pop();
+            task* t = pop();
             if (t == nullptr) return;
-            run_helped(t, true);
+            run_related(t);
         }
     }
 
@@ -230,6 +231,17 @@ private:
     task* find_task();
     task* find_help(bool& related);
     void run_helped(task* t, bool related);
+    // run_helped for related work (the running task's own descendant): the same floor and nesting
+    // bookkeeping, no depth charge and no context switch (related work keeps the waiter's context).
+    void run_related(task* t) {
+        if (forks_.has_private()) publish_forks_cold();  // they belong below the new floor
+        const std::int64_t saved_floor = floor_;
+        floor_ = deque_.owner_bottom();
+        ++helped_nesting_;
+        execute(t);
+        --helped_nesting_;
+        floor_ = saved_floor;
+    }
     bool may_help_unrelated() const noexcept { return !isolated_ && help_depth_ < max_help_depth; }
     task* steal_round();
     bool idle_cold(completion* done);
@@ -292,6 +304,8 @@ private:
     unsigned help_depth_ = 0;
     unsigned helped_nesting_ = 0;
     bool isolated_ = false;
+    // A pool of one worker (set in run_loop, before this worker's first task): no thief exists.
+    bool alone_ = false;
     trace::ring* trace_ = nullptr;
     task_cache cache_;
     frame_cache frames_;
@@ -328,6 +342,25 @@ void* task_memory() {
         return w != nullptr ? w->cache().allocate() : ::operator new(task_cache::block_size);
     } else {
         return ::operator new(sizeof(T), std::align_val_t{alignof(T)});
+    }
+}
+
+// As new_task below, on the calling thread's worker `w` (== current_worker): no TLS lookup.
+template <class T, class... Args>
+T* new_task_on(worker& w, Args&&... args) {
+    void* memory;
+    if constexpr (fits_block<T>)
+        memory = w.cache().allocate();
+    else
+        memory = ::operator new(sizeof(T), std::align_val_t{alignof(T)});
+    try {
+        return new (memory) T(std::forward<Args>(args)...);
+    } catch (...) {
+        if constexpr (fits_block<T>)
+            w.cache().deallocate(memory);
+        else
+            ::operator delete(memory, std::align_val_t{alignof(T)});
+        throw;
     }
 }
 
