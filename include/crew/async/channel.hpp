@@ -8,7 +8,9 @@
 //   ch.close();
 //
 // Semantics (docs/ASYNC.md, "Primitives"):
-//   * capacity >= 1 (0 throws std::invalid_argument; there is no rendezvous mode).
+//   * capacity >= 1 (0 throws std::invalid_argument; there is no rendezvous mode). A capacity whose
+//     buffer cannot be allocated throws std::bad_alloc (std::bad_array_new_length when its size
+//     overflows). The buffer is allocated with the channel, in one block: sends never allocate.
 //   * send(v) takes v by value into the awaitable. If the channel is closed (before the send, or
 //     while the sender waits), the co_await returns false and the value is destroyed with the
 //     awaitable -- it is dropped, never delivered. try_send(v) moves from v only when it returns
