@@ -3,6 +3,7 @@
 // LIFO slot, search order); the frame cache is crew/detail/frame_cache.hpp.
 #include "crew/detail/async_schedule.hpp"
 
+#include <bit>
 #include <mutex>
 #include <new>
 
@@ -62,10 +63,21 @@ void release_frame_depot(frame_depot* d) noexcept {
     free_depots = d;
 }
 
+// frame_class_of without its loop (allocate_frame runs once per spawn): the classes double from
+// frame_min_block, so the class of `total` is the bit width of (total - 1) / frame_min_block.
+constexpr unsigned class_of(std::size_t total) noexcept {
+    return static_cast<unsigned>(std::bit_width((total - 1) / frame_min_block));
+}
+static_assert([] {
+    for (std::size_t total = 1; total <= frame_max_block; ++total)
+        if (class_of(total) != frame_class_of(total)) return false;
+    return true;
+}());
+
 void* allocate_frame(std::size_t size) {
     const std::size_t total = size + frame_header_size;
     if (total > frame_max_block || total < size) return ::operator new(size);
-    const unsigned c = frame_class_of(total);
+    const unsigned c = class_of(total);
     if (worker* w = current_worker) return w->frames().allocate(c);
     return frame_cache::stamp(::operator new(frame_block_size(c)), nullptr, c);
 }

@@ -118,21 +118,51 @@ void async_task::requeue(async_wake how) noexcept {
     if (!schedule_async(*owner, this, how)) release();
 }
 
+// The root finished (or the shutdown drain dropped it). Nobody waits on the handle (the common
+// case: a detached task, or a handle not awaited yet): one CAS completes the task and drops our
+// references. Else complete_watched(), which fires the join waker in between.
 void async_task::complete(std::uint64_t scheduler_refs) noexcept {
+    // Leave the live-task list first: after the completing RMW the task is not ours to touch. (The
+    // drain runs only after the workers exited, so no runner of this pool races it.)
+    if (linked) owner->async_tasks().remove(this);
+    bool output_dropped = false;
+    for (;;) {
+        switch (state.transition_to_complete_unwatched(scheduler_refs, output_dropped)) {
+        case complete_result::done:
+            return;
+        case complete_result::done_dealloc:
+            deallocate();
+            return;
+        case complete_result::drop_output:  // detached: the result is the runner's to drop
+            drop_detached_output();
+            output_dropped = true;
+            break;
+        case complete_result::join_waker:
+            complete_watched(scheduler_refs);
+            return;
+        }
+    }
+}
+
+void async_task::complete_watched(std::uint64_t scheduler_refs) noexcept {
     const std::uint64_t s = state.transition_to_complete();
     bool fired = false;
     if ((s & state_t::join_interest) == 0) {
-        if (!frame_destroyed) {
-            if (root_promise->error) owner->report_unhandled(root_promise->error, "a detached coroutine task");
-            destroy_root();
-        }
+        drop_detached_output();  // the handle was dropped after the unwatched attempt
     } else if ((s & state_t::join_waker) != 0) {
         fire_join_waker();  // the waker is consumed: nothing to drop when the slot is given back
         fired = true;
     }
-    if (linked) owner->async_tasks().remove(this);
     // The references, and a fired waker's slot (unset_waker_after_complete), in one RMW.
     if (state.transition_to_terminal(scheduler_refs, fired)) deallocate();
+}
+
+// A detached task's result: an exception goes to the pool's handler; the root frame is destroyed
+// (its memory stays with the header). Nothing when the shutdown drain destroyed the frame.
+void async_task::drop_detached_output() noexcept {
+    if (frame_destroyed) return;
+    if (root_promise->error) owner->report_unhandled(root_promise->error, "a detached coroutine task");
+    destroy_root();
 }
 
 void async_task::fire_join_waker() noexcept {

@@ -8,6 +8,23 @@
 
 namespace crew {
 
+namespace detail {
+
+// Contended: spin on a plain load (no cache-line ping-pong) with pauses, then also yield the
+// thread (the holder may have been preempted; on 2 cores spinning on would only delay it).
+void wait_lock::lock_cold() noexcept {
+    for (unsigned spins = 0;;) {
+        while (locked_.load(std::memory_order_relaxed)) {  // relaxed: a hint; the exchange decides
+            if (++spins < 64) std_atomics::pause();
+            else std_atomics::yield();
+        }
+        // acquire: pairs with unlock()'s release store, as lock()'s.
+        if (!locked_.exchange(true, std::memory_order_acquire)) return;
+    }
+}
+
+}  // namespace detail
+
 namespace {
 
 [[noreturn]] void throw_abandoned(const char* what) { throw usage_error(what); }
@@ -26,9 +43,13 @@ void abandon_all_locked(detail::wait_list& l) noexcept {
 
 // ---- event ----
 
-event::event(bool initially_set) : s_(new state) { s_->is_set.store(initially_set, std::memory_order_relaxed); }
+event::event(bool initially_set) : s_(detail::new_wait_state<state>(sizeof(state))) { s_->is_set.store(initially_set, std::memory_order_relaxed); }
 
 event::~event() {
+    if (s_->sole_holder()) {  // nobody waits on it (wait_list.hpp)
+        detail::destroy_wait_state(s_);
+        return;
+    }
     {
         std::lock_guard g(s_->lock);
         abandon_all_locked(s_->waiters);
@@ -77,9 +98,13 @@ event::wait_awaiter::~wait_awaiter() {
 
 // ---- async_mutex ----
 
-async_mutex::async_mutex() : s_(new state) {}
+async_mutex::async_mutex() : s_(detail::new_wait_state<state>(sizeof(state))) {}
 
 async_mutex::~async_mutex() {
+    if (s_->sole_holder()) {  // nobody waits on it (wait_list.hpp)
+        detail::destroy_wait_state(s_);
+        return;
+    }
     {
         std::lock_guard g(s_->lock);
         abandon_all_locked(s_->waiters);

@@ -1,6 +1,9 @@
 // crew::channel<T>: exactly-once delivery, FIFO, close, budget fairness, cancellation races,
 // releasing 100,000 waiters without recursion, destruction with waiters. Pools of 1, 2, 4, 8.
+#include <cstdint>
+#include <limits>
 #include <memory>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -51,6 +54,59 @@ TEST(channel_basics, move_only_values_and_failed_try_send_keeps_the_value) {
     auto got = ch.try_receive();
     ASSERT_TRUE(got.has_value());
     EXPECT_EQ(**got, 1);
+}
+
+// The buffer lives in the state's block (session 7): only live values are constructed, each is
+// destroyed exactly once (taken, or with the channel), wrap-around keeps FIFO, over-aligned values
+// are aligned, and a capacity too large for memory throws instead of overflowing the size.
+struct counted {
+    static inline int live = 0;
+    long v;
+    explicit counted(long x) noexcept : v(x) { ++live; }
+    counted(counted&& o) noexcept : v(o.v) { ++live; }
+    counted& operator=(counted&&) = delete;
+    ~counted() { --live; }
+};
+
+TEST(channel_basics, buffered_values_live_exactly_once_across_wrap_and_destruction) {
+    ASSERT_EQ(counted::live, 0);
+    {
+        crew::channel<counted> ch{3};
+        EXPECT_EQ(counted::live, 0);  // no slot is constructed up front
+        long next_in = 0, next_out = 0;
+        for (int round = 0; round < 10; ++round) {  // the ring's head wraps several times
+            while (ch.try_send(counted{next_in})) ++next_in;
+            EXPECT_EQ(counted::live, 3);
+            for (int i = 0; i < 2; ++i) {
+                auto got = ch.try_receive();
+                ASSERT_TRUE(got.has_value());
+                EXPECT_EQ(got->v, next_out++);
+            }
+            EXPECT_EQ(counted::live, 1);
+        }
+        EXPECT_EQ(ch.size(), 1u);
+    }  // the buffered value is destroyed with the channel
+    EXPECT_EQ(counted::live, 0);
+}
+
+struct alignas(64) wide {
+    long v;
+};
+
+TEST(channel_basics, over_aligned_values_and_large_capacities) {
+    crew::channel<wide> ch{5};
+    for (long i = 0; i < 5; ++i) EXPECT_TRUE(ch.try_send(wide{i}));
+    for (long i = 0; i < 5; ++i) {
+        auto got = ch.try_receive();
+        ASSERT_TRUE(got.has_value());
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(&*got) % 64, 0u);
+        EXPECT_EQ(got->v, i);
+    }
+    crew::channel<std::string> big{10000};  // beyond every frame-cache class: from the heap
+    for (int i = 0; i < 10000; ++i) ASSERT_TRUE(big.try_send(std::string(40, static_cast<char>('a' + i % 26))));
+    EXPECT_FALSE(big.try_send(std::string("x")));
+    EXPECT_EQ(big.try_receive(), std::string(40, 'a'));
+    EXPECT_THROW(crew::channel<wide>{std::numeric_limits<std::size_t>::max() / 8}, std::bad_alloc);
 }
 
 // ---- coroutine scenarios ----

@@ -103,24 +103,40 @@ private:
         }
     }
 
-    // RUNNING held: write the result, complete, tell the joiner or drop the result, wake the
-    // parent, drop the entry's reference.
+    // RUNNING held: write the result, wake the parent, then complete as async_task::complete does:
+    // one CAS while no join waker is installed (a detached task's result dropped first), else the
+    // long way (tell the joiner or drop the result, then drop the entry's reference).
     void complete(mock_task* t) {
         t->result_alive = true;
         mock_task* parent = t->parent;
-        std::uint64_t snap = t->st.transition_to_complete();
-        if ((snap & state::join_interest) == 0) {
-            t->destroy_result();
-        } else if ((snap & state::join_waker) != 0) {
-            t->joined.store(true, std::memory_order_release);  // "wake the joiner"
-            t->st.unset_waker_after_complete();  // a vanished handle's waker: nothing to free here
-        }
         completed_.fetch_add(1);
         if (parent != nullptr) {
             parent->pending.fetch_add(1, std::memory_order_release);
             wake(parent, true);  // the child's reference to its parent
         }
-        if (t->st.transition_to_terminal(1)) delete t;
+        bool dropped = false;
+        for (;;) {
+            switch (t->st.transition_to_complete_unwatched(1, dropped)) {
+                case crew::detail::complete_result::done: return;
+                case crew::detail::complete_result::done_dealloc: delete t; return;
+                case crew::detail::complete_result::drop_output:
+                    t->destroy_result();
+                    dropped = true;
+                    break;
+                case crew::detail::complete_result::join_waker: return complete_watched(t);
+            }
+        }
+    }
+    void complete_watched(mock_task* t) {
+        std::uint64_t snap = t->st.transition_to_complete();
+        bool fired = false;
+        if ((snap & state::join_interest) == 0) {
+            t->destroy_result();
+        } else if ((snap & state::join_waker) != 0) {
+            t->joined.store(true, std::memory_order_release);  // "wake the joiner"
+            fired = true;  // the slot goes back in the terminal RMW
+        }
+        if (t->st.transition_to_terminal(1, fired)) delete t;
     }
 
     std::mutex m_;

@@ -149,6 +149,34 @@ TEST(task_state, terminal_gives_a_fired_wakers_slot_back) {
     EXPECT_TRUE(d.last);
 }
 
+TEST(task_state, unwatched_completion_is_one_transition) {
+    using crew::detail::complete_result;
+    state s;  // a handle not awaited yet: COMPLETE and the scheduler's references in one CAS
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    EXPECT_EQ(s.transition_to_complete_unwatched(2, false), complete_result::done);
+    EXPECT_EQ(s.load() & state::flag_mask, state::complete | state::join_interest);
+    EXPECT_EQ(refs(s), 1u);
+    EXPECT_FALSE(s.set_join_waker());  // the handle reads the result instead
+    EXPECT_TRUE(s.drop_join_interest_complete().last);
+
+    state w;  // an installed join waker: nothing changes, the long way fires it
+    ASSERT_EQ(w.transition_to_running(), run_result::success);
+    ASSERT_TRUE(w.set_join_waker());
+    const std::uint64_t before = w.load();
+    EXPECT_EQ(w.transition_to_complete_unwatched(2, false), complete_result::join_waker);
+    EXPECT_EQ(w.load(), before);
+
+    state d;  // detached: the runner drops the result first (still RUNNING), then completes
+    ASSERT_EQ(d.transition_to_running(), run_result::success);
+    const auto drop = d.unset_join_interested();
+    EXPECT_FALSE(drop.drop_output);
+    EXPECT_FALSE(d.ref_dec());
+    EXPECT_EQ(d.transition_to_complete_unwatched(2, false), complete_result::drop_output);
+    EXPECT_TRUE(has(d, state::running));
+    EXPECT_EQ(d.transition_to_complete_unwatched(2, true), complete_result::done_dealloc);
+    EXPECT_EQ(d.load(), state::complete);
+}
+
 TEST(task_state, a_handle_dropped_while_the_runtime_fires_leaves_the_slot_alone) {
     state s;
     ASSERT_EQ(s.transition_to_running(), run_result::success);

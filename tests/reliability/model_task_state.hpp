@@ -17,7 +17,8 @@ namespace crew_model {
 // the task first (Cancel = true) and then drops the handle. A run writes the frame (an rl::var:
 // two concurrent runs are a data race) and completes when it sees the message; after() runs the
 // entries left. Checked: the task completes exactly once (a lost wake leaves it unfinished), the
-// result is destroyed exactly once, the frame is freed exactly once and never touched after.
+// result is destroyed exactly once, the frame is freed exactly once and never touched after, and a
+// join waker the handle installed (and did not take back) is fired.
 
 template <class Policy, bool Cancel>
 struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
@@ -30,6 +31,7 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
     model_atomic<int> msg{0};
     model_atomic<int> joined{0};
     int completed = 0, results_dropped = 0, freed = 0;  // ghosts (Relacy runs one fiber at a time)
+    bool waker_installed = false, waker_taken_back = false;  // ghosts: the handle's waker slot
 
     task_state_model() {
         frame(RL_INFO) = 0;
@@ -73,8 +75,21 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
             case crew::detail::idle_result::cancelled: complete(); return;
         }
     }
+    // async_task::complete: the one-CAS completion while no join waker is installed (a detached
+    // task's result dropped first, still RUNNING), else the long way (complete_watched).
     void complete() {
         result(RL_INFO) = 1;
+        bool output_dropped = false;
+        for (;;) {
+            switch (st->transition_to_complete_unwatched(1, output_dropped)) {
+                case crew::detail::complete_result::done: ++completed; return;
+                case crew::detail::complete_result::done_dealloc: ++completed; free_frame(); return;
+                case crew::detail::complete_result::drop_output: drop_result(); output_dropped = true; break;
+                case crew::detail::complete_result::join_waker: return complete_watched();
+            }
+        }
+    }
+    void complete_watched() {
         std::uint64_t snap = st->transition_to_complete();
         ++completed;
         bool fired = false;
@@ -99,6 +114,7 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
     void drop_handle() {
         alive();
         crew::detail::join_drop d = st->unset_join_interested();
+        waker_taken_back = d.drop_waker;
         if (d.drop_output) drop_result();
         if (st->ref_dec()) free_frame();
     }
@@ -130,6 +146,7 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
         } else {
             alive();
             if (st->set_join_waker()) {
+                waker_installed = true;
                 if (joined.load(std::memory_order::acquire) == 1) {  // woken: COMPLETE, the result is ours
                     RL_ASSERT(result(RL_INFO) == 1);
                     return drop_handle_complete();
@@ -147,6 +164,8 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
         RL_ASSERT(completed == 1);
         RL_ASSERT(results_dropped == 1);
         RL_ASSERT(freed == 1);
+        // A waker the handle installed and did not take back was fired (no lost join wake).
+        RL_ASSERT(!waker_installed || waker_taken_back || joined.load(std::memory_order::relaxed) == 1);
     }
 };
 

@@ -72,6 +72,7 @@ const bug_entry bugs[bug_count] = {
     {"ring_wide_index_math", ring_teeth<bug::ring_wide_index_math>, 5},
     {"ring_overflow_without_claim", ring_teeth<bug::ring_overflow_without_claim>, 5},
     {"state_wake_running_no_notify", state_teeth<bug::state_wake_running_no_notify>, 2},
+    {"state_fold_ignores_join_waker", state_teeth<bug::state_fold_ignores_join_waker>, 2},
     {"lifo_hidden_from_recheck", lifo_teeth<bug::lifo_hidden_from_recheck>, 1},
     {"remote_push_relaxed", remote_teeth<bug::remote_push_relaxed>, 1},
     {"fork_promoted_run_inline", fork_teeth<bug::fork_promoted_run_inline>, 1},

@@ -8,7 +8,9 @@
 //   ch.close();
 //
 // Semantics (docs/ASYNC.md, "Primitives"):
-//   * capacity >= 1 (0 throws std::invalid_argument; there is no rendezvous mode).
+//   * capacity >= 1 (0 throws std::invalid_argument; there is no rendezvous mode). A capacity whose
+//     buffer cannot be allocated throws std::bad_alloc (std::bad_array_new_length when its size
+//     overflows). The buffer is allocated with the channel, in one block: sends never allocate.
 //   * send(v) takes v by value into the awaitable. If the channel is closed (before the send, or
 //     while the sender waits), the co_await returns false and the value is destroyed with the
 //     awaitable -- it is dropped, never delivered. try_send(v) moves from v only when it returns
@@ -33,8 +35,11 @@
 
 #include <coroutine>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <type_traits>
@@ -46,29 +51,40 @@ namespace crew {
 
 namespace detail {
 
-// A fixed-capacity FIFO of values (the channel's buffer; guarded by the channel's lock).
+// A fixed-capacity FIFO of values in storage it does not own (the channel's buffer, in the same
+// block as the channel's state; guarded by the channel's lock). Only live values are constructed:
+// a slot holds a T between push and pop. No division: the indices wrap by comparison.
 template <class T>
 class value_ring {
 public:
-    explicit value_ring(std::size_t capacity) : slots_(std::make_unique<std::optional<T>[]>(capacity)), cap_(capacity) {}
+    value_ring(void* storage, std::size_t capacity) noexcept : slots_(static_cast<unsigned char*>(storage)), cap_(capacity) {}
+    ~value_ring() {
+        while (!empty()) (void)pop_front();
+    }
+    value_ring(const value_ring&) = delete;
+    value_ring& operator=(const value_ring&) = delete;
+
     std::size_t size() const noexcept { return size_; }
     bool empty() const noexcept { return size_ == 0; }
-    void push_back(T&& v) noexcept { slots_[(head_ + size_++) % cap_].emplace(std::move(v)); }
+    void push_back(T&& v) noexcept { ::new (static_cast<void*>(raw(wrap(head_ + size_++)))) T(std::move(v)); }
     T pop_front() noexcept {
-        T v = take(slots_[head_]);
-        head_ = (head_ + 1) % cap_;
+        T v = take(head_);
+        head_ = wrap(head_ + 1);
         --size_;
         return v;
     }
-    T pop_back() noexcept { return take(slots_[(head_ + --size_) % cap_]); }
+    T pop_back() noexcept { return take(wrap(head_ + --size_)); }
 
 private:
-    static T take(std::optional<T>& o) noexcept {
-        T v(std::move(*o));
-        o.reset();
+    std::size_t wrap(std::size_t i) const noexcept { return i >= cap_ ? i - cap_ : i; }  // i < 2 * cap_
+    unsigned char* raw(std::size_t i) const noexcept { return slots_ + i * sizeof(T); }
+    T take(std::size_t i) noexcept {
+        T* p = std::launder(reinterpret_cast<T*>(raw(i)));
+        T v(std::move(*p));
+        p->~T();
         return v;
     }
-    std::unique_ptr<std::optional<T>[]> slots_;
+    unsigned char* slots_;
     std::size_t cap_;
     std::size_t head_ = 0;
     std::size_t size_ = 0;
@@ -90,9 +106,17 @@ class channel {
     };
 
     struct state : detail::wait_state {
-        explicit state(std::size_t cap) : capacity(cap), buffer(cap) {}
+        // Where the buffer's slots begin: after the state, aligned for T (new_wait_state's block is
+        // 16-byte aligned; an over-aligned T gets alignof(T) bytes more, see make_state).
+        static constexpr std::size_t pad = alignof(T) > alignof(detail::wait_state) ? alignof(T) : 0;
+        void* slots() noexcept {
+            const auto end = reinterpret_cast<std::uintptr_t>(this) + sizeof(state);
+            return reinterpret_cast<void*>((end + alignof(T) - 1) & ~std::uintptr_t{alignof(T) - 1});
+        }
+
+        explicit state(std::size_t cap) noexcept : capacity(cap), buffer(slots(), cap) {}
         std::size_t capacity;
-        detail::value_ring<T> buffer;  // allocated once: delivering never allocates
+        detail::value_ring<T> buffer;  // in the state's block: delivering never allocates
         bool closed = false;
         detail::wait_list senders;    // non-empty only while the buffer is full
         detail::wait_list receivers;  // non-empty only while the buffer is empty
@@ -147,6 +171,10 @@ public:
     // Throws std::invalid_argument when capacity is 0.
     explicit channel(std::size_t capacity) : s_(make_state(capacity)) {}
     ~channel() {
+        if (s_->sole_holder()) {  // nobody waits on it: no close, no lock, no RMW
+            detail::destroy_wait_state(s_);
+            return;
+        }
         {
             std::lock_guard g(s_->lock);
             s_->close_locked();
@@ -230,7 +258,7 @@ public:
     private:
         friend class channel;
         send_awaiter(state* s, T&& v) : s_(s) { node_.value.emplace(std::move(v)); }
-        bool finish_ready(std::unique_lock<std::mutex>& g, std::coroutine_handle<> h, bool result) {
+        bool finish_ready(std::unique_lock<detail::wait_lock>& g, std::coroutine_handle<> h, bool result) {
             g.unlock();
             ready_result_ = result;
             return detail::complete_ready(h, mode_);
@@ -282,9 +310,13 @@ public:
     receive_awaiter receive() { return receive_awaiter(s_); }
 
 private:
+    // One block: the state, then the buffer's slots (one allocation per channel, from the frame
+    // cache when it fits a size class: capacity-1 channels of small values always do).
     static state* make_state(std::size_t capacity) {
         if (capacity == 0) throw std::invalid_argument("crew::channel: capacity must be at least 1");
-        return new state(capacity);
+        constexpr std::size_t fixed = sizeof(state) + state::pad;
+        if (capacity > (std::numeric_limits<std::size_t>::max() - fixed) / sizeof(T)) throw std::bad_array_new_length();
+        return detail::new_wait_state<state>(fixed + capacity * sizeof(T), capacity);
     }
     state* s_;
 };

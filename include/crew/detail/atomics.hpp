@@ -57,6 +57,7 @@ enum class bug : unsigned {
     ring_wide_index_math,       // async_ring push_back(): tail - steal computed in 64 bits (wrong across the wrap)
     ring_overflow_without_claim,// async_ring overflow: shrink the tail without the CAS on head that orders it
     state_wake_running_no_notify,  // task_state: a wake while RUNNING does not set NOTIFIED (lost wake)
+    state_fold_ignores_join_waker,  // task_state: the one-CAS completion also folds when a join waker is installed (never fired)
     remote_push_relaxed,   // frame_cache remote list: push publishes the node with a relaxed CAS
     lifo_hidden_from_recheck,  // the LIFO-slot sleep/wake model: the park re-check ignores LIFO slots
     fork_promoted_run_inline,  // fork_stack take_back(): a promoted job is also taken back inline

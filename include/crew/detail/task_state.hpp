@@ -24,6 +24,9 @@
 //     entry's reference becomes the new entry's: re-queue the task at the BACK of the ring (a
 //     yield). ok: the entry's reference was dropped. ok_dealloc: it was the last: free the frame.
 //     cancelled: drop the frame and complete as cancelled (RUNNING stays held until complete).
+//   * Complete, nobody waiting (session 7): transition_to_complete_unwatched(n) does COMPLETE and
+//     transition_to_terminal(n) in one CAS when no join waker is installed (a handle not awaited
+//     yet, or a detached task whose result the runner dropped before, while RUNNING). Else:
 //   * Complete: transition_to_complete() (RUNNING -> COMPLETE in one RMW), then act on its
 //     snapshot (no JOIN_INTEREST: destroy the result; JOIN_WAKER: wake the joiner), then
 //     transition_to_terminal(n, fired) for the n references the scheduler still holds (the entry
@@ -71,6 +74,10 @@ namespace crew::detail {
 enum class run_result : std::uint8_t { success, cancelled, failed, dealloc };
 enum class idle_result : std::uint8_t { ok, ok_notified, ok_dealloc, cancelled };
 enum class notify_result : std::uint8_t { do_nothing, submit, dealloc };
+// transition_to_complete_unwatched(): done (dealloc: it was the last reference); join_waker: a
+// join waker is installed, complete the long way; drop_output: the handle is gone, drop the result
+// first (still RUNNING) and call again.
+enum class complete_result : std::uint8_t { done, done_dealloc, join_waker, drop_output };
 
 // What unset_join_interested() leaves to the handle.
 struct join_drop {
@@ -206,6 +213,26 @@ public:
     // JOIN_WAKER (see the header). acq_rel: release publishes the result to the handle's acquire.
     std::uint64_t transition_to_complete() noexcept {
         return word_.fetch_xor(running | complete, std::memory_order_acq_rel) ^ (running | complete);
+    }
+
+    // RUNNING -> COMPLETE and drop the `count` scheduler references in one CAS, when no join waker
+    // is installed: then there is nothing to do between the two (the handle, if any, reads the
+    // result after its acquire of COMPLETE; it sets no waker once COMPLETE). With JOIN_WAKER set:
+    // join_waker, nothing changed (transition_to_complete and the rest). Without JOIN_INTEREST and
+    // !output_dropped: drop_output, nothing changed (JOIN_INTEREST never comes back, so the caller
+    // drops the result and calls again with output_dropped). The caller leaves every list first:
+    // once this succeeds it may not touch the task (unless done_dealloc: it frees it).
+    // acq_rel: release publishes the result (to the handle's acquire of COMPLETE) and orders this
+    // holder's uses before the free; acquire: done_dealloc sees the other holders' uses.
+    complete_result transition_to_complete_unwatched(std::uint64_t count, bool output_dropped) noexcept {
+        std::uint64_t s = word_.load(std::memory_order_acquire);
+        for (;;) {
+            if (Policy::injected_bug != bug::state_fold_ignores_join_waker && (s & join_waker) != 0)
+                return complete_result::join_waker;
+            if ((s & join_interest) == 0 && !output_dropped) return complete_result::drop_output;
+            const std::uint64_t next = (s ^ (running | complete)) - count * ref_one;
+            if (cas(s, next)) return refs(next) == 0 ? complete_result::done_dealloc : complete_result::done;
+        }
     }
 
     // After complete: drop the `count` references the scheduler still holds. True: free the frame.

@@ -164,6 +164,8 @@ private:
     void link_cold() noexcept;
     void after_run() noexcept;
     void complete(std::uint64_t scheduler_refs) noexcept;
+    void complete_watched(std::uint64_t scheduler_refs) noexcept;
+    void drop_detached_output() noexcept;
     void requeue(async_wake how) noexcept;
     void fire_join_waker() noexcept;
     void lock_hooks() noexcept;

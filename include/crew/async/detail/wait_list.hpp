@@ -2,8 +2,10 @@
 // suspended coroutine tasks, on the waiter protocol of waiter.hpp, and the reference-counted state
 // block that lets a waiter outlive a racing destruction of its primitive.
 //
-// Every primitive keeps its state in a heap block (`wait_state` plus its own fields) guarded by one
-// std::mutex. A task that cannot proceed links a `wait_node` (a member of its awaitable, so inside
+// Every primitive keeps its state in one block (`wait_state` plus its own fields; a channel's
+// buffer follows in the same block) from the frame cache (allocate_frame: a per-worker free list,
+// no malloc), guarded by one `wait_lock` (a one-word spin lock: the sections are a few list and
+// buffer operations plus wake()s, which only queue; session 7, see docs/ASYNC.md). A task that cannot proceed links a `wait_node` (a member of its awaitable, so inside
 // the coroutine frame: no allocation per wait) at the back of a list and arms its waker
 // (prepare_suspend). A releaser pops nodes from the front, writes the node's outcome and calls
 // waker.wake() WHILE HOLDING THE LOCK. wake() only queues the task through the scheduler (it never
@@ -28,11 +30,34 @@
 #include <coroutine>
 #include <cstddef>
 #include <mutex>
+#include <new>
+#include <type_traits>
+#include <utility>
 
 #include "crew/async/detail/waiter.hpp"
 #include "crew/detail/async_schedule.hpp"
+#include "crew/detail/atomics.hpp"
 
 namespace crew::detail {
+
+// The lock of a primitive's state (BasicLockable, so std::lock_guard / std::unique_lock work). A
+// one-word spin lock: uncontended, lock() is one exchange and unlock() a plain store (std::mutex
+// costs a locked instruction for each, and two calls). A contended lock() spins with pauses, then
+// yields the thread (lock_cold, src/async/primitives.cpp): a holder only moves list nodes and
+// values and queues tasks, it never waits for anything while holding it.
+class wait_lock {
+public:
+    void lock() noexcept {
+        // acquire: pairs with unlock()'s release store (what the previous holder wrote).
+        if (locked_.exchange(true, std::memory_order_acquire)) [[unlikely]] lock_cold();
+    }
+    // release: pairs with the acquire exchange of the next lock().
+    void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+
+private:
+    void lock_cold() noexcept;
+    std_atomics::atomic<bool> locked_{false};
+};
 
 // One suspended task on a primitive's list (lives in the awaitable). The links and flags are
 // guarded by the owning state's lock; the outcome fields of derived nodes are written by the
@@ -86,22 +111,48 @@ private:
     std::size_t size_ = 0;
 };
 
-// The part of every primitive's heap block that the wait protocol needs. Primitives derive their
-// state from it and are freed through drop_ref (virtual destructor: one delete for all kinds).
+// The part of every primitive's block that the wait protocol needs. Primitives derive their state
+// from it, make it with new_wait_state and free it through drop_ref / destroy_wait_state (virtual
+// destructor: one path for all kinds).
 struct wait_state {
     virtual ~wait_state() = default;
-    std::mutex lock;
+    wait_lock lock;
     std::atomic<std::size_t> refs{1};  // the primitive + every awaiter between suspension and finish
+    std::size_t block_size = 0;        // the bytes allocate_frame gave (new_wait_state)
 
     // relaxed: the caller holds a reference (the primitive, while its member runs), so the count is
     // above zero and nobody frees concurrently; nothing is published (as std::shared_ptr).
     void add_ref() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+
+    // The primitive's destructor: is it the only holder? Then no awaiter is suspended on the block
+    // (a suspended one holds a reference until it is finished with the block) and nobody else can
+    // touch it: the primitive may free it without locking. acquire: pairs with the release half
+    // of the finished awaiters' drop_ref (their last uses of the block happen before the free).
+    bool sole_holder() const noexcept { return refs.load(std::memory_order_acquire) == 1; }
 };
+
+// A state block of `size` bytes (at least sizeof(S): a channel's buffer follows the state) from
+// the frame cache, with S constructed at its start.
+template <class S, class... A>
+S* new_wait_state(std::size_t size, A&&... args) {
+    static_assert(std::is_base_of_v<wait_state, S> && std::is_nothrow_constructible_v<S, A&&...>);
+    static_assert(alignof(S) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "frame blocks are 16-byte aligned");
+    S* s = ::new (allocate_frame(size)) S(std::forward<A>(args)...);
+    s->block_size = size;
+    return s;
+}
+
+// Destroy the state and give its block back (the last reference, or a sole holder).
+inline void destroy_wait_state(wait_state* s) noexcept {
+    const std::size_t size = s->block_size;
+    s->~wait_state();
+    free_frame(s, size);
+}
 
 // Drop one reference; the last frees the block. acq_rel: release so every holder's uses happen
 // before the free, acquire so the freeing thread sees them (partner: the other holders' drops).
 inline void drop_ref(wait_state* s) noexcept {
-    if (s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete s;
+    if (s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_wait_state(s);
 }
 
 // How an awaitable's co_await went (written in await_suspend, read in await_resume/destructor).
