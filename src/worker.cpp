@@ -143,21 +143,16 @@ task* worker::find_help(bool& related) {
     return may_help_unrelated() ? find_task() : nullptr;
 }
 
-// Run a task on top of a waiting frame; it gets its own floor, and counts toward the depth bound
-// unless it descends from the waiting task.
+// Run a task on top of a waiting frame. Related work (the waiting task's own descendant) is
+// run_related's; unrelated work also counts toward the depth bound and must not see the waiting
+// task's cancellation (it does not belong to its group).
 void worker::run_helped(task* t, bool related) {
-    if (forks_.has_private()) publish_forks_cold();  // they belong below the new floor
-    const std::int64_t saved_floor = floor_;
-    floor_ = deque_.owner_bottom();
-    help_depth_ += related ? 0 : 1;
-    ++helped_nesting_;
-    // Unrelated work does not belong to the waiting task's group: it must not see its cancellation.
-    cancel_context* const saved_context = std::exchange(current_context, related ? current_context : nullptr);
-    execute(t);
+    if (related) return run_related(t);
+    ++help_depth_;
+    cancel_context* const saved_context = std::exchange(current_context, nullptr);
+    run_related(t);  // the floor and nesting bookkeeping
     current_context = saved_context;
-    --helped_nesting_;
-    help_depth_ -= related ? 0 : 1;
-    floor_ = saved_floor;
+    --help_depth_;
 }
 
 // The search order: the injector on its interval; this worker's deque (fork-join, LIFO: its
@@ -171,7 +166,7 @@ task* worker::find_task() {
     // The fence-free empty check first (size_hint: top only grows, so a top at or past our own
     // bottom means empty now): a worker running coroutine tasks skips pop()'s seq_cst fence.
     if (deque_.size_hint() > 0) {
-        if (task* t = deque_.pop()) return t;
+        if (task* t = pop()) return t;
     }
     if (task* t = find_async_local()) return t;
     if (task* t = steal_round()) return t;

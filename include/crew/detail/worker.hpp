@@ -231,8 +231,9 @@ private:
     task* find_task();
     task* find_help(bool& related);
     void run_helped(task* t, bool related);
-    // run_helped for related work (the running task's own descendant): the same floor and nesting
-    // bookkeeping, no depth charge and no context switch (related work keeps the waiter's context).
+    // Run `t` on top of the running frame with its own floor (published forks stay below it). As
+    // is, for related work (the running task's own descendant: no depth charge, the waiter's
+    // cancellation context); run_helped adds both for unrelated work.
     void run_related(task* t) {
         if (forks_.has_private()) publish_forks_cold();  // they belong below the new floor
         const std::int64_t saved_floor = floor_;
