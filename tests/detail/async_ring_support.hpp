@@ -93,7 +93,11 @@ private:
                 if (ring_item* p = rings_[0]->pop()) take(p);
         }
         while (!finished()) {
-            if (ring_item* p = rings_[0]->pop()) {
+            // Until a thief has stolen, the owner leaves its ring to the thieves: on a loaded machine
+            // the owner can push every id before a thief gets a time slice, and the run would then
+            // not test a steal at all. The thieves keep trying ring 0, so they empty it.
+            ring_item* p = steals_.load(std::memory_order_relaxed) > 0 ? rings_[0]->pop() : nullptr;
+            if (p) {
                 take(p);
             } else if (!take_injected()) {
                 std::this_thread::yield();
