@@ -82,12 +82,22 @@ static_assert([] {
     return true;
 }());
 
+namespace {
+
+// A frame allocated outside every worker. Out of line, so the worker's path (once per spawn) is a
+// leaf that saves no registers.
+[[gnu::noinline]] void* allocate_frame_outside(unsigned c) {
+    return frame_cache::stamp(::operator new(frame_block_size(c)), nullptr, c);
+}
+
+}  // namespace
+
 void* allocate_frame(std::size_t size) {
     const std::size_t total = size + frame_header_size;
     if (total > frame_max_block || total < size) return ::operator new(size);
     const unsigned c = class_of(total);
     if (worker* w = current_worker) return w->frames().allocate(c);
-    return frame_cache::stamp(::operator new(frame_block_size(c)), nullptr, c);
+    return allocate_frame_outside(c);
 }
 
 void free_frame(void* frame, std::size_t size) noexcept {
