@@ -233,7 +233,8 @@ task* worker::find_async_local() {
     return nullptr;
 }
 
-void worker::start_async(bool from_lifo) noexcept {
+// Inlined into its callers here (its only callers): out of line it was a call per coroutine run.
+[[gnu::always_inline]] inline void worker::start_async(bool from_lifo) noexcept {
     if (!from_lifo) lifo_runs_ = 0;
     begin_async_run();
     worker_counters::bump(counters_.async_tasks_run);
@@ -281,6 +282,7 @@ void worker::wake_async(task* t, bool run_over) {
         previous = lifo_.exchange(t, std::memory_order_acq_rel);
     }
     if (previous != nullptr) push_async_quiet(previous);
+    if (owner_.size() == 1) return;  // one worker: it is this one, and it is awake
     if (run_over && helped_nesting_ == 0 && deque_.size_hint() <= 0)
         lot_.notify_one_hinted();
     else

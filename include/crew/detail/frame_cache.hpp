@@ -165,7 +165,9 @@ public:
 
 private:
     // Take back what other threads returned, then, if the class is still empty, ask the heap.
-    frame_block* refill_cold(unsigned size_class) {
+    // Not inlined: inlined, its loop made allocate() (once per spawn) save six registers on
+    // every call; out of line the hit path needs none (callgrind: 52 -> 38 instructions).
+    [[gnu::noinline]] frame_block* refill_cold(unsigned size_class) {
         frame_block* returned = depot_->remote.take_all();
         while (returned != nullptr) {
             frame_block* next = returned->next;
