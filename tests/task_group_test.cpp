@@ -57,6 +57,50 @@ TEST_P(task_group_suite, runs_lvalue_callables) {
     EXPECT_EQ(count.load(), 10);
 }
 
+// A callable whose copy throws: run() counts the child before allocating it (new_child), so the
+// count must be given back when the copy into the task throws, else wait() never returns.
+struct throws_on_copy {
+    std::atomic<int>* runs;
+    bool armed = true;
+    explicit throws_on_copy(std::atomic<int>& r) : runs(&r) {}
+    throws_on_copy(const throws_on_copy& o) : runs(o.runs), armed(o.armed) {
+        if (armed) throw std::runtime_error("copy refused");
+    }
+    void operator()() const { runs->fetch_add(1); }
+};
+
+TEST_P(task_group_suite, a_callable_whose_copy_throws_is_not_counted) {
+    crew_test::watchdog dog(60s);
+    std::atomic<int> runs{0};
+    int refused = 0;
+    // From outside the pool (run_elsewhere) and from a worker of it (run_here).
+    crew::task_group outside(pool());
+    throws_on_copy bad(runs);
+    for (int i = 0; i < 3; ++i) {
+        try {
+            outside.run(bad);
+        } catch (const std::runtime_error&) {
+            ++refused;
+        }
+        outside.run([&] { runs.fetch_add(1); });
+    }
+    EXPECT_EQ(outside.wait(), crew::task_group_status::complete);
+    pool().run([&] {
+        crew::task_group g;
+        for (int i = 0; i < 3; ++i) {
+            try {
+                g.run(bad);
+            } catch (const std::runtime_error&) {
+                ++refused;
+            }
+            g.run([&] { runs.fetch_add(1); });
+        }
+        EXPECT_EQ(g.wait(), crew::task_group_status::complete);
+    });
+    EXPECT_EQ(refused, 6);
+    EXPECT_EQ(runs.load(), 6);  // only the good children ran
+}
+
 TEST_P(task_group_suite, children_can_add_children) {
     crew_test::watchdog dog(60s);
     std::atomic<int> count{0};

@@ -179,19 +179,27 @@ private:
     template <class F>
     static void run_child(F&& fn, task_group& g) noexcept;
 
+    // A new child: counted, then allocated by make() (returns the task); the count is undone when
+    // the allocation (or the copy/move of the callable into it) throws. Counting comes first: the
+    // child calls finish() once it runs, and it can run as soon as it is pushed. always_inline:
+    // clang otherwise keeps it out of line (its try/catch), one more call per run().
+    template <class Make>
+    [[gnu::always_inline]] auto* new_child(Make&& make) {
+        count_.add();
+        try {
+            return make();
+        } catch (...) {
+            count_.finish();
+            throw;
+        }
+    }
+
     // run() on a worker `w` of the target pool: counted, then pushed on w's deque (a worker's
     // own push never refuses, as registry::schedule).
     template <class F>
     void run_here(detail::worker& w, F&& f) {
         using T = detail::group_task<std::decay_t<F>>;
-        count_.add();  // before the child can start (it calls finish())
-        T* t = nullptr;
-        try {
-            t = detail::new_task_on<T>(w, std::forward<F>(f), this);
-        } catch (...) {
-            count_.finish();
-            throw;
-        }
+        T* t = new_child([&] { return detail::new_task_on<T>(w, std::forward<F>(f), this); });
         detail::trace::spawn(w.trace());
         w.push(t);
     }
@@ -201,14 +209,7 @@ private:
     void run_elsewhere(F&& f) {
         using T = detail::group_task<std::decay_t<F>>;
         detail::registry& target = pool_ != nullptr ? *pool_ : detail::current_registry();
-        count_.add();  // before the child can start (it calls finish())
-        T* t = nullptr;
-        try {
-            t = detail::new_task<T>(std::forward<F>(f), this);
-        } catch (...) {
-            count_.finish();
-            throw;
-        }
+        T* t = new_child([&] { return detail::new_task<T>(std::forward<F>(f), this); });
         if (!target.schedule(t)) {
             detail::delete_task(t);
             count_.finish();
