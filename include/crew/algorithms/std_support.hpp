@@ -72,6 +72,8 @@ std::ranges::borrowed_iterator_t<R> borrowed(It it) {
 // (nor split further), and a running leaf re-reads best between sub-blocks of search_check_every
 // elements and stops once it is past it; pieces before best keep running, so the first match is
 // always found. In `any` mode (any_of, equal, ...) any match ends the search: every piece stops.
+// auto_partition does not split into pieces: its workers claim blocks in index order (search_claims
+// below); the fixed partitioners split as described here.
 
 inline constexpr std::size_t search_check_every = 1024;
 
