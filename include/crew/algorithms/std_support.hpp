@@ -168,6 +168,7 @@ void search_divide(Splitter s, std::size_t b, std::size_t e, bool migrated, sear
 // claimed in increasing order, a participant stops claiming only at a block that starts at or past
 // best (so do all later ones), and search_leaf stops a block only past best.
 inline constexpr std::size_t search_claim_min = 4096;
+inline constexpr std::size_t search_max_forks = 32;
 
 inline std::size_t search_claim_length(std::size_t b, std::size_t n, std::size_t workers) noexcept {
     const std::size_t front = b / 8 > search_claim_min ? b / 8 : search_claim_min;
@@ -181,20 +182,31 @@ class search_claims {
 public:
     search_claims(search_state<FirstIn>& st, std::size_t workers) noexcept : st_(st), workers_(workers) {}
 
-    // `k` participants search until no block is left or the search is decided: this one, and k - 1
-    // forked for idle workers to steal (one nobody stole finds nothing left and returns at once).
-    void run_team(std::size_t k) {
-        if (k <= 1) return run();
-        crew::join([&] { run_team(k / 2); }, [&] { run_team(k - k / 2); });
+    // Claims and searches blocks until none is left or the search is decided. Before each block it
+    // forks another participant when this worker's fork would be wanted (a thief asked, or its
+    // deque is empty and it holds no private fork: worker::offer_wanted): a join's fork becomes
+    // stealable only at its owner's next fork or wait, and this loop forks nothing else, so
+    // forking once up front could leave the pool's other workers without work for the whole scan.
+    // A participant nobody stole finds nothing left and returns at once. A chain of participants
+    // nests at most search_max_forks joins on one stack.
+    void run(std::size_t forks_left = search_max_forks) {
+        std::size_t b = 0, e = 0;
+        for (;;) {
+            if (st_.cancel.cancelled()) return;
+            if (forks_left != 0 && workers_ > 1 && claimable() && current_worker->offer_wanted()) {
+                crew::join([&] { run(forks_left - 1); }, [&] { run(forks_left - 1); });
+                return;
+            }
+            if (!claim(b, e) || st_.done_before(b)) return;
+            st_.cancel.guard([&] { search_leaf(st_, b, e); });
+        }
     }
 
 private:
-    void run() {
-        std::size_t b = 0, e = 0;
-        while (!st_.cancel.cancelled() && claim(b, e)) {
-            if (st_.done_before(b)) return;
-            st_.cancel.guard([&] { search_leaf(st_, b, e); });
-        }
+    // Whether a block that may still matter is left (relaxed: a hint, as current()).
+    bool claimable() const noexcept {
+        const std::size_t at = next_.load(std::memory_order_relaxed);
+        return at < st_.npos() && !st_.done_before(at);
     }
 
     // The next block [b, e), or false when every block is claimed.
@@ -221,8 +233,7 @@ private:
 template <class P, class FirstIn>
 void search_run(P part, search_state<FirstIn>& st) {
     if constexpr (std::same_as<std::remove_cvref_t<P>, auto_partition_t>) {
-        const std::size_t workers = current_pool_size();
-        search_claims<FirstIn>(st, workers).run_team(workers);
+        search_claims<FirstIn>(st, current_pool_size()).run();
     } else {
         search_divide(make_splitter(part), 0, st.npos(), false, st);
     }
