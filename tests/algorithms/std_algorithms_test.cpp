@@ -434,6 +434,50 @@ TEST_P(algorithms_std, block_boundaries_match_std) {
     });
 }
 
+// auto_partition's searches claim blocks in index order (std_support.hpp, search_claims): the blocks
+// tile [0, n) exactly, and a match planted at or around each block boundary, with later matches
+// after it, is found first (find_if, find_if_not, find, any_of, equal), on every pool size.
+TEST_P(algorithms_std, claimed_search_blocks_find_the_first_match) {
+    crew_test::watchdog dog(std::chrono::seconds(120));
+    for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{5000}, std::size_t{300000}})
+        for (std::size_t w : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{8}}) {
+            std::size_t b = 0, claims = 0;
+            while (b < n) {
+                const std::size_t len = crew::detail::search_claim_length(b, n, w);
+                ASSERT_GE(len, 1u);
+                ASSERT_LE(len, n - b);
+                b += len;
+                ++claims;
+            }
+            EXPECT_EQ(b, n);
+            EXPECT_LT(claims, 400u) << "n " << n << ", workers " << w;
+        }
+    const std::size_t n = 300000;
+    std::vector<std::size_t> at{0, 1, n - 1};
+    for (std::size_t b = 0; b < n; b += crew::detail::search_claim_length(b, n, workers()))
+        for (std::size_t d : {std::size_t{0}, std::size_t{1}})
+            if (b >= d) at.push_back(b - d);
+    const std::vector<int> zeros(n, 0);
+    pool().run([&] {
+        for (std::size_t k : at) {
+            std::vector<int> v(n, 0);
+            v[k] = 1;
+            for (std::size_t later : {k + 1, k + 4096, k + 70000, n - 1})
+                if (later < n) v[later] = 1;
+            auto one = [](int x) { return x == 1; };
+            auto zero = [](int x) { return x == 0; };
+            EXPECT_EQ(crew::parallel_find_if(v.begin(), v.end(), one) - v.begin(), static_cast<long>(k));
+            EXPECT_EQ(crew::parallel_find_if_not(v.begin(), v.end(), zero) - v.begin(), static_cast<long>(k));
+            EXPECT_EQ(crew::parallel_find(v.begin(), v.end(), 1) - v.begin(), static_cast<long>(k));
+            EXPECT_TRUE(crew::parallel_any_of(v.begin(), v.end(), one));
+            EXPECT_FALSE(crew::parallel_none_of(v.begin(), v.end(), one));
+            EXPECT_FALSE(crew::parallel_equal(v.begin(), v.end(), zeros.begin()));
+            EXPECT_TRUE(crew::parallel_equal(zeros.begin(), zeros.end(), zeros.begin()));
+            EXPECT_EQ(crew::parallel_find_if(zeros.begin(), zeros.end(), one), zeros.end());
+        }
+    });
+}
+
 // copy_if calls pred exactly once per element, as std::copy_if with a policy does: a predicate
 // whose answer changes with every call (yes for the first n/2 calls, in whatever order the blocks
 // run) keeps exactly the elements it said yes to, in input order, and nothing past the end.

@@ -72,6 +72,8 @@ std::ranges::borrowed_iterator_t<R> borrowed(It it) {
 // (nor split further), and a running leaf re-reads best between sub-blocks of search_check_every
 // elements and stops once it is past it; pieces before best keep running, so the first match is
 // always found. In `any` mode (any_of, equal, ...) any match ends the search: every piece stops.
+// auto_partition does not split into pieces: its workers claim blocks in index order (search_claims
+// below); the fixed partitioners split as described here.
 
 inline constexpr std::size_t search_check_every = 1024;
 
@@ -153,13 +155,97 @@ void search_divide(Splitter s, std::size_t b, std::size_t e, bool migrated, sear
         st.cancel.guard([&] { search_leaf(st, b, e); });
 }
 
+// ---- auto_partition's search: blocks claimed in index order ----
+//
+// With auto_partition every worker of the pool claims blocks from one shared counter, lowest index
+// first, so all of them search the front of the range first: a match at index k is found after
+// about k / workers elements each (a split tree leaves one worker alone on the leftmost piece while
+// the others search far behind the match). A block is an eighth of its start index long (at least
+// search_claim_min), so a full scan makes few claims (about a hundred for 20M elements on two
+// workers) and each worker's reads stay long runs; and at most the rest / (2 x workers) long, as
+// guided scheduling does, so the last blocks shrink (down to one element: the predicate may be
+// slow) and the workers finish together. Every index below the final best is searched: blocks are
+// claimed in increasing order, a participant stops claiming only at a block that starts at or past
+// best (so do all later ones), and search_leaf stops a block only past best.
+inline constexpr std::size_t search_claim_min = 4096;
+inline constexpr std::size_t search_max_forks = 32;
+
+inline std::size_t search_claim_length(std::size_t b, std::size_t n, std::size_t workers) noexcept {
+    const std::size_t front = b / 8 > search_claim_min ? b / 8 : search_claim_min;
+    const std::size_t tail = (n - b) / (2 * workers);
+    const std::size_t len = front < tail ? front : (tail > 0 ? tail : 1);
+    return len < n - b ? len : n - b;
+}
+
+template <class FirstIn>
+class search_claims {
+public:
+    search_claims(search_state<FirstIn>& st, std::size_t workers) noexcept : st_(st), workers_(workers) {}
+
+    // Claims and searches blocks until none is left or the search is decided. Before each block it
+    // forks another participant when this worker's fork would be wanted (a thief asked, or its
+    // deque is empty and it holds no private fork: worker::offer_wanted): a join's fork becomes
+    // stealable only at its owner's next fork or wait, and this loop forks nothing else, so
+    // forking once up front could leave the pool's other workers without work for the whole scan.
+    // A participant nobody stole finds nothing left and returns at once. A chain of participants
+    // nests at most search_max_forks joins on one stack.
+    void run(std::size_t forks_left = search_max_forks) {
+        std::size_t b = 0, e = 0;
+        for (;;) {
+            if (st_.cancel.cancelled()) return;
+            if (forks_left != 0 && workers_ > 1 && claimable() && current_worker->offer_wanted()) {
+                crew::join([&] { run(forks_left - 1); }, [&] { run(forks_left - 1); });
+                return;
+            }
+            if (!claim(b, e) || st_.done_before(b)) return;
+            st_.cancel.guard([&] { search_leaf(st_, b, e); });
+        }
+    }
+
+private:
+    // Whether a block that may still matter is left (relaxed: a hint, as current()).
+    bool claimable() const noexcept {
+        const std::size_t at = next_.load(std::memory_order_relaxed);
+        return at < st_.npos() && !st_.done_before(at);
+    }
+
+    // The next block [b, e), or false when every block is claimed.
+    bool claim(std::size_t& b, std::size_t& e) noexcept {
+        const std::size_t n = st_.npos();
+        std::size_t at = next_.load(std::memory_order_relaxed);
+        std::size_t len = 0;
+        do {
+            if (at >= n) return false;
+            len = search_claim_length(at, n, workers_);
+            // relaxed: the counter only hands out disjoint blocks; what a block finds is published
+            // through best (search_state::offer) and join's completion, not through the counter.
+        } while (!next_.compare_exchange_weak(at, at + len, std::memory_order_relaxed, std::memory_order_relaxed));
+        b = at;
+        e = at + len;
+        return true;
+    }
+
+    search_state<FirstIn>& st_;
+    std::size_t workers_;
+    std::atomic<std::size_t> next_{0};
+};
+
+template <class P, class FirstIn>
+void search_run(P part, search_state<FirstIn>& st) {
+    if constexpr (std::same_as<std::remove_cvref_t<P>, auto_partition_t>) {
+        search_claims<FirstIn>(st, current_pool_size()).run();
+    } else {
+        search_divide(make_splitter(part), 0, st.npos(), false, st);
+    }
+}
+
 // The least i in [0, n) that first_in finds (any_match: some such i), or n when there is none.
 template <class P, class FirstIn>
 std::size_t search_index(P part, std::size_t n, FirstIn&& first_in, bool any_match) {
     if (n == 0) return 0;
     return on_worker([&] {
         search_state<std::remove_reference_t<FirstIn>> st(first_in, any_match, n);
-        search_divide(make_splitter(part), 0, n, false, st);
+        search_run(part, st);
         return st.current();
     });
 }
