@@ -73,20 +73,8 @@ TEST_P(task_group_suite, a_callable_whose_copy_throws_is_not_counted) {
     crew_test::watchdog dog(60s);
     std::atomic<int> runs{0};
     int refused = 0;
-    // From outside the pool (run_elsewhere) and from a worker of it (run_here).
-    crew::task_group outside(pool());
     throws_on_copy bad(runs);
-    for (int i = 0; i < 3; ++i) {
-        try {
-            outside.run(bad);
-        } catch (const std::runtime_error&) {
-            ++refused;
-        }
-        outside.run([&] { runs.fetch_add(1); });
-    }
-    EXPECT_EQ(outside.wait(), crew::task_group_status::complete);
-    pool().run([&] {
-        crew::task_group g;
+    auto feed = [&](crew::task_group& g) {  // three refused children, three good ones
         for (int i = 0; i < 3; ++i) {
             try {
                 g.run(bad);
@@ -96,6 +84,13 @@ TEST_P(task_group_suite, a_callable_whose_copy_throws_is_not_counted) {
             g.run([&] { runs.fetch_add(1); });
         }
         EXPECT_EQ(g.wait(), crew::task_group_status::complete);
+    };
+    // From outside the pool (run_elsewhere) and from a worker of it (run_here).
+    crew::task_group outside(pool());
+    feed(outside);
+    pool().run([&] {
+        crew::task_group g;
+        feed(g);
     });
     EXPECT_EQ(refused, 6);
     EXPECT_EQ(runs.load(), 6);  // only the good children ran
