@@ -210,7 +210,7 @@ void worker::retune_interval_cold() noexcept {
 // ring's oldest task.
 // A pool of one worker has no thieves: the slot and the ring are then taken without an RMW.
 task* worker::find_async_local() {
-    const bool alone = owner_.size() == 1;
+    const bool alone = alone_;
     if (task* t = lifo_.load(std::memory_order_relaxed)) {  // relaxed: only this thread puts
         if (alone) {
             lifo_.store(nullptr, std::memory_order_relaxed);  // no thief can take it meanwhile
@@ -250,7 +250,7 @@ void worker::push_async(task* t) {
 // sit behind a long run of the one now running (stranding), so a sleeper must not miss it. A pool
 // of one worker skips it: that worker is this one, and it is awake (nobody else could run it).
 void worker::notify_async_running() noexcept {
-    if (owner_.size() > 1) lot_.notify_one();
+    if (!alone_) lot_.notify_one();
 }
 
 // The ring push alone (the caller notifies).
@@ -282,7 +282,7 @@ void worker::wake_async(task* t, bool run_over) {
         previous = lifo_.exchange(t, std::memory_order_acq_rel);
     }
     if (previous != nullptr) push_async_quiet(previous);
-    if (owner_.size() == 1) return;  // one worker: it is this one, and it is awake
+    if (alone_) return;  // one worker: it is this one, and it is awake
     if (run_over && helped_nesting_ == 0 && deque_.size_hint() <= 0)
         lot_.notify_one_hinted();
     else
@@ -295,7 +295,7 @@ void worker::wake_async(task* t, bool run_over) {
 void worker::yield_async(task* t) {
     if (async_budget_left == 0) worker_counters::bump(counters_.budget_yields);
     push_async_quiet(t);
-    if (owner_.size() > 1) lot_.notify_one_hinted();  // one worker: it is this one
+    if (!alone_) lot_.notify_one_hinted();  // one worker: it is this one
 }
 
 // The ring was full: its newest half and the new task go to the injector in one lock acquisition.
