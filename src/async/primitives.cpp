@@ -31,11 +31,11 @@ namespace {
 
 // Destructor path: wake every waiter as abandoned (they never touch the primitive object again;
 // their state block lives on until they dropped their references).
-void abandon_all_locked(detail::wait_list& l) noexcept {
+void abandon_all_locked(detail::wait_list& l, detail::wake_batch& wakes) noexcept {
     while (!l.empty()) {
         detail::wait_node& n = *l.pop_front();
         n.abandoned = true;
-        (void)detail::wake_popped(n);
+        (void)wakes.claim(n);
     }
 }
 
@@ -51,19 +51,21 @@ event::~event() {
         return;
     }
     {
+        detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
         std::lock_guard g(s_->lock);
-        abandon_all_locked(s_->waiters);
+        abandon_all_locked(s_->waiters, wakes);
     }
     detail::drop_ref(s_);
 }
 
 void event::set() noexcept {
+    detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
     std::lock_guard g(s_->lock);
     // release: pairs with the acquire loads in is_set()/await_ready (the setter's writes before
     // set() are visible to a waiter that sees the flag; suspended waiters see them through the
     // wake's task-state transition).
     s_->is_set.store(true, std::memory_order_release);
-    while (!s_->waiters.empty()) (void)detail::wake_popped(*s_->waiters.pop_front());
+    while (!s_->waiters.empty()) (void)wakes.claim(*s_->waiters.pop_front());
 }
 
 void event::reset() noexcept {
@@ -106,8 +108,9 @@ async_mutex::~async_mutex() {
         return;
     }
     {
+        detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
         std::lock_guard g(s_->lock);
-        abandon_all_locked(s_->waiters);
+        abandon_all_locked(s_->waiters, wakes);
     }
     detail::drop_ref(s_);
 }
@@ -120,9 +123,10 @@ bool async_mutex::try_lock() noexcept {
 }
 
 void async_mutex::unlock() noexcept {
+    detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
     std::lock_guard g(s_->lock);
     while (!s_->waiters.empty())
-        if (detail::wake_popped(*s_->waiters.pop_front())) return;  // handed over: stays locked
+        if (wakes.claim(*s_->waiters.pop_front())) return;  // handed over: stays locked
     s_->locked = false;
 }
 

@@ -237,6 +237,167 @@ struct late_waker_model : rl::test_suite<late_waker_model<Policy>, 3> {
     }
 };
 
+// The deferred wake of a primitive's wait list (crew/async/detail/wait_list.hpp, wake_batch,
+// session 9), with the production suspension word and task state: one waiter task, suspended on
+// a one-value channel's receiver list (its node, in its frame, linked; its waker holds a
+// reference). Thread 0 runs the task's entries (a worker). Thread 1 sends one value: under the
+// primitive's lock it pops the node, writes the value into it and CLAIMS the wake (the resolving
+// CAS); when cancellation won the claim it takes the value back into the buffer, still under the
+// lock; the claimed task is queued (notify by value) only after the unlock. Thread 2 cancels
+// (request_cancel, queue by reference) and drops its reference. The resumed task reads its node's
+// value when signaled; when cancelled it unlinks its node under the lock if it is still linked
+// (dropping the waker's reference). Either way its frame -- the node -- dies at once.
+// Checked: the task resumes exactly once; the value ends exactly once either in the task or in
+// the buffer (never lost, never both); nobody touches the node after its frame died (a ghost flag
+// and an rl::var); the header is freed exactly once.
+// Teeth: bug::wait_claim_after_unlock (the naive deferral: pop and write under the lock, claim
+// after the unlock, take back under the lock again) -- the cancelled task found its node popped
+// and died; the sender's take-back reads a dead node.
+template <class Policy>
+struct deferred_wake_model : rl::test_suite<deferred_wake_model<Policy>, 3> {
+    using state = crew::detail::task_state<Policy>;
+    using word = crew::detail::suspension_word<Policy>;
+    static constexpr bool claim_after_unlock = Policy::injected_bug == crew::detail::bug::wait_claim_after_unlock;
+    aligned_box<state> st{std::uint64_t{3}};  // the first entry's, the canceller's, the waker's
+    aligned_box<word> susp;
+    model_mutex lock, queue_lock;  // the primitive's wait_lock; the run queue's
+    int entries = 0;               // guarded by queue_lock
+    bool linked = true;            // guarded by lock: the node is on the receiver list
+    int buffered = 0;              // guarded by lock: the channel's buffer (0 or 1 values)
+    std::uint64_t gen = 0;         // the waker's generation (in the node)
+    rl::var<int> node_value;       // the node's outcome (in the task's frame)
+    bool frame_alive = true;       // ghost
+    int resumes = 0, received = 0, freed = 0;  // ghosts
+
+    // The task's first run: it suspends on the list (prepare_suspend + link) and goes idle (the
+    // entry's reference is dropped there).
+    void before() {
+        node_value(RL_INFO) = 0;
+        RL_ASSERT(st->transition_to_running() == crew::detail::run_result::success);
+        gen = susp->arm(true);
+        RL_ASSERT(gen != 0);
+        RL_ASSERT(st->transition_to_idle() == crew::detail::idle_result::ok);
+    }
+
+    void free_header() {
+        RL_ASSERT(freed == 0);
+        ++freed;
+    }
+    void release() {
+        if (st->ref_dec()) free_header();
+    }
+    void submit() {
+        queue_lock.lock();
+        ++entries;
+        queue_lock.unlock();
+    }
+    bool take_entry() {
+        queue_lock.lock();
+        const bool got = entries > 0;
+        if (got) --entries;
+        queue_lock.unlock();
+        return got;
+    }
+    void touch_node() { RL_ASSERT(frame_alive); }
+
+    // async_task::run: resume the receiver (its co_await ends: the node dies with the awaitable;
+    // the task then goes idle, which drops the entry's reference).
+    void run() {
+        switch (st->transition_to_running()) {
+            case crew::detail::run_result::success: break;
+            case crew::detail::run_result::dealloc: free_header(); return;
+            default: return;
+        }
+        if (susp->phase() == word::phase_waiting) {  // a stale entry: nothing to resume
+            go_idle();
+            return;
+        }
+        RL_ASSERT(++resumes == 1);
+        if (susp->phase() == word::phase_signaled) {
+            received = node_value(RL_INFO);  // the sender's write, ordered by the claim and the queue
+            RL_ASSERT(received == 1);
+        } else {
+            lock.lock();  // finish_suspension: unlink if no sender popped us
+            if (linked) {
+                linked = false;
+                release();  // the waker's reference (waker::reset)
+            }
+            lock.unlock();
+        }
+        frame_alive = false;  // await_resume returned/threw: the node is gone
+        go_idle();
+    }
+    void go_idle() {
+        switch (st->transition_to_idle()) {
+            case crew::detail::idle_result::ok: return;
+            case crew::detail::idle_result::ok_notified: submit(); return;
+            case crew::detail::idle_result::ok_dealloc: free_header(); return;
+            case crew::detail::idle_result::cancelled: RL_ASSERT(false); return;  // no state.cancel()
+        }
+    }
+
+    // channel::try_send(1) with a wake_batch.
+    void send() {
+        bool claimed = false, popped = false;
+        lock.lock();
+        if (linked) {
+            linked = false;
+            popped = true;
+            touch_node();
+            node_value(RL_INFO) = 1;
+            if (!claim_after_unlock) claimed = claim_or_take_back();
+        } else {
+            ++buffered;
+        }
+        lock.unlock();
+        if (claim_after_unlock && popped) {
+            claimed = susp->resolve(gen, word::phase_signaled);
+            if (!claimed) {
+                lock.lock();
+                touch_node();  // the cancelled task may be gone: this is the bug
+                buffered += node_value(RL_INFO);
+                lock.unlock();
+                release();
+            }
+        }
+        if (claimed && st->transition_to_notified_by_val() == crew::detail::notify_result::submit) submit();
+    }
+
+    // Under the lock: the claim; on failure the value goes back to the buffer (the node is alive:
+    // the cancelled task unlinks under this lock, and we popped it, so it waits for the lock or
+    // has not run yet).
+    bool claim_or_take_back() {
+        if (susp->resolve(gen, word::phase_signaled)) return true;
+        touch_node();
+        buffered += node_value(RL_INFO);
+        node_value(RL_INFO) = 0;
+        release();  // the waker's reference (claim() failed)
+        return false;
+    }
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            for (int i = 0; i < 3; ++i)
+                if (take_entry()) run();
+        } else if (index == 1) {
+            send();
+        } else {
+            bool first = false;
+            if (susp->request_cancel(first) &&
+                st->transition_to_notified_by_ref() == crew::detail::notify_result::submit)
+                submit();
+            release();  // the canceller's reference
+        }
+    }
+
+    void after() {
+        while (take_entry()) run();
+        RL_ASSERT(resumes == 1);
+        RL_ASSERT(received + buffered == 1);
+        RL_ASSERT(freed == 1);
+    }
+};
+
 template <bug Bug, bool Cancel>
 constexpr scenario task_word_scenario(const char* name) {
     return {name, &simulate<task_word_model<relacy_atomics<Bug>, Cancel>>};
@@ -245,11 +406,15 @@ template <bug Bug>
 constexpr scenario late_waker_scenario(const char* name) {
     return {name, &simulate<late_waker_model<relacy_atomics<Bug>>>};
 }
+template <bug Bug>
+constexpr scenario deferred_wake_scenario(const char* name) {
+    return {name, &simulate<deferred_wake_model<relacy_atomics<Bug>>>};
+}
 
 // Registered in model_check.cpp (the correct code) and model_teeth.cpp (the bugs).
-inline constexpr int task_word_scenario_count = 3;
+inline constexpr int task_word_scenario_count = 4;
 extern const scenario task_word_scenarios[task_word_scenario_count];
-inline constexpr int task_word_bug_count = 2;
+inline constexpr int task_word_bug_count = 3;
 extern const bug_entry task_word_bugs[task_word_bug_count];
 
 }  // namespace crew_model

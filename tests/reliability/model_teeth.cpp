@@ -46,6 +46,8 @@ template <bug Bug>
 constexpr scenario task_word_teeth[] = {task_word_scenario<Bug, false>("task_word_wake_stale_wake"),
                                         task_word_scenario<Bug, true>("task_word_cancel_wake_drop"),
                                         late_waker_scenario<Bug>("task_word_late_waker")};
+template <bug Bug>
+constexpr scenario deferred_wake_teeth[] = {deferred_wake_scenario<Bug>("wait_list_deferred_wake")};
 
 template <bug Bug>
 constexpr scenario lifo_teeth[] = {parking_lifo_scenario<Bug>("parking_with_lifo_slots")};
@@ -82,6 +84,7 @@ const bug_entry bugs[bug_count] = {
 const bug_entry task_word_bugs[task_word_bug_count] = {
     {"susp_wake_ignores_generation", task_word_teeth<bug::susp_wake_ignores_generation>, 3},
     {"susp_relaxed_arm", task_word_teeth<bug::susp_relaxed_arm>, 3},
+    {"wait_claim_after_unlock", deferred_wake_teeth<bug::wait_claim_after_unlock>, 1},
 };
 
 }  // namespace crew_model

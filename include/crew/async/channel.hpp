@@ -126,11 +126,11 @@ class channel {
 
         // Hand the value in v (engaged) to the oldest waiting receiver, else into the buffer; v is
         // left empty. False: full (v untouched).
-        bool deliver_locked(std::optional<T>& v) noexcept {
+        bool deliver_locked(std::optional<T>& v, detail::wake_batch& wakes) noexcept {
             while (!receivers.empty()) {
                 auto& r = static_cast<recv_node&>(*receivers.pop_front());
                 r.value.emplace(take_back(v));
-                if (detail::wake_popped(r)) return true;
+                if (wakes.claim(r)) return true;
                 v.emplace(take_back(r.value));  // that receiver was cancelled: try the next one
             }
             if (buffer.size() >= capacity) return false;
@@ -139,14 +139,14 @@ class channel {
         }
 
         // The oldest value, refilling the buffer from the oldest waiting sender.
-        std::optional<T> take_locked() noexcept {
+        std::optional<T> take_locked(detail::wake_batch& wakes) noexcept {
             if (buffer.empty()) return std::nullopt;
             std::optional<T> out(buffer.pop_front());
             while (!senders.empty()) {
                 auto& s = static_cast<send_node&>(*senders.pop_front());
                 buffer.push_back(take_back(s.value));
                 s.ok = true;
-                if (detail::wake_popped(s)) break;
+                if (wakes.claim(s)) break;
                 s.ok = false;  // that sender was cancelled: its value stays its own
                 s.value.emplace(buffer.pop_back());
             }
@@ -154,10 +154,10 @@ class channel {
         }
 
         // Wake every waiter with the closed outcome.
-        void close_locked() noexcept {
+        void close_locked(detail::wake_batch& wakes) noexcept {
             closed = true;
-            while (!receivers.empty()) (void)detail::wake_popped(*receivers.pop_front());
-            while (!senders.empty()) (void)detail::wake_popped(*senders.pop_front());
+            while (!receivers.empty()) (void)wakes.claim(*receivers.pop_front());
+            while (!senders.empty()) (void)wakes.claim(*senders.pop_front());
         }
 
         static T take_back(std::optional<T>& o) noexcept {
@@ -176,8 +176,9 @@ public:
             return;
         }
         {
+            detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
             std::lock_guard g(s_->lock);
-            s_->close_locked();
+            s_->close_locked(wakes);
         }
         detail::drop_ref(s_);
     }
@@ -207,17 +208,19 @@ public:
     // Close: later sends return false; receivers drain the buffer, then get std::nullopt. Wakes
     // every suspended task (through the scheduler). Idempotent.
     void close() noexcept {
+        detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
         std::lock_guard g(s_->lock);
-        s_->close_locked();
+        s_->close_locked(wakes);
     }
 
     // Without suspending: true when v was taken (moved from); false when the channel is full or
     // closed (v untouched).
     bool try_send(T&& v) {
+        detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
         std::lock_guard g(s_->lock);
         if (s_->closed || !s_->can_accept_locked()) return false;
         std::optional<T> o(std::move(v));
-        return s_->deliver_locked(o);  // true: a receiver or the buffer takes it (see can_accept_locked)
+        return s_->deliver_locked(o, wakes);  // true: a receiver or the buffer takes it (see can_accept_locked)
     }
     bool try_send(const T& v)
         requires std::is_copy_constructible_v<T>
@@ -228,17 +231,19 @@ public:
 
     // Without suspending: the oldest value, or std::nullopt when none is buffered.
     std::optional<T> try_receive() {
+        detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
         std::lock_guard g(s_->lock);
-        return s_->take_locked();
+        return s_->take_locked(wakes);
     }
 
     class [[nodiscard]] send_awaiter {
     public:
         bool await_ready() const noexcept { return false; }
         bool await_suspend(std::coroutine_handle<> h) {
+            detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
             std::unique_lock g(s_->lock);
             if (s_->closed) return finish_ready(g, h, false);
-            if (s_->deliver_locked(node_.value)) return finish_ready(g, h, true);
+            if (s_->deliver_locked(node_.value, wakes)) return finish_ready(g, h, true);
             return detail::suspend_on(*s_, s_->senders, node_, h, mode_);
         }
         bool await_resume() {
@@ -273,8 +278,9 @@ public:
     public:
         bool await_ready() const noexcept { return false; }
         bool await_suspend(std::coroutine_handle<> h) {
+            detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
             std::unique_lock g(s_->lock);
-            std::optional<T> v = s_->take_locked();
+            std::optional<T> v = s_->take_locked(wakes);
             if (v || s_->closed) {
                 node_.value = std::move(v);
                 g.unlock();

@@ -67,6 +67,7 @@ enum class bug : unsigned {
     no_driver_wake,        // parking notify: a notify that finds only the driver sleeper does not wake it
     driver_not_counted,    // parking prepare_park_driver(): the driver sleeper is not marked
     async_running_hinted_notify,  // the coroutine notify-rule model: a put by a task that goes on running gets the hinted notify
+    wait_claim_after_unlock,      // the wait-list model: a releaser claims the wake after unlocking (take-back reads a dead node)
 };
 
 struct std_atomics {

@@ -5,17 +5,22 @@
 // Every primitive keeps its state in one block (`wait_state` plus its own fields; a channel's
 // buffer follows in the same block) from the frame cache (allocate_frame: a per-worker free list,
 // no malloc), guarded by one `wait_lock` (a one-word spin lock: the sections are a few list and
-// buffer operations plus wake()s, which only queue; session 7, see docs/ASYNC.md). A task that cannot proceed links a `wait_node` (a member of its awaitable, so inside
-// the coroutine frame: no allocation per wait) at the back of a list and arms its waker
-// (prepare_suspend). A releaser pops nodes from the front, writes the node's outcome and calls
-// waker.wake() WHILE HOLDING THE LOCK. wake() only queues the task through the scheduler (it never
-// resumes it on the releaser's stack), so releasing 100,000 waiters is a loop, not a recursion.
+// buffer operations plus wake claims; session 7, see docs/ASYNC.md). A task that cannot proceed
+// links a `wait_node` (a member of its awaitable, so inside the coroutine frame: no allocation per
+// wait) at the back of a list and arms its waker (prepare_suspend). A releaser pops nodes from the
+// front, writes the node's outcome and CLAIMS the wake (wake_batch::claim, the resolving CAS)
+// WHILE HOLDING THE LOCK; the claimed tasks are queued through the scheduler after the lock is
+// released (session 9: before, the holder queued them, and possibly futex-woke a parked worker,
+// inside the critical section, so at 2 workers the other worker spun on the lock behind a
+// syscall). Queuing never resumes a task on the releaser's stack, so releasing 100,000 waiters is
+// a loop, not a recursion.
 //
-// Wake versus cancel (waiter.hpp step 3): one CAS decides. When cancellation won, wake() returns
+// Wake versus cancel (waiter.hpp step 3): one CAS decides. When cancellation won, claim() returns
 // false and the releaser takes its grant back (the value goes to the next receiver or stays in the
-// channel, the mutex goes to the next waiter). Waking under the lock is what makes taking a value
+// channel, the mutex goes to the next waiter). Deciding under the lock is what makes taking a value
 // back possible: the cancelled task unlinks its node in await_resume under the same lock, so the
-// node (in its frame) is alive for as long as the releaser holds the lock.
+// node (in its frame) is alive for as long as the releaser holds the lock. After a successful
+// claim the node is no longer touched by the releaser; the task cannot run until it is queued.
 //
 // Lifetime. The primitive holds one reference on its state block, and every awaiter that suspended
 // holds one from its suspension until it is finished with the primitive (await_resume, or its
@@ -44,7 +49,8 @@ namespace crew::detail {
 // one-word spin lock: uncontended, lock() is one exchange and unlock() a plain store (std::mutex
 // costs a locked instruction for each, and two calls). A contended lock() spins with pauses, then
 // yields the thread (lock_cold, src/async/primitives.cpp): a holder only moves list nodes and
-// values and queues tasks, it never waits for anything while holding it.
+// values and claims wakes (wake_batch: the queuing comes after unlock), it never waits for anything
+// or makes a system call while holding it.
 class wait_lock {
 public:
     void lock() noexcept {
@@ -179,9 +185,54 @@ inline bool suspend_on(wait_state& s, wait_list& list, wait_node& n, std::corout
     return true;
 }
 
-// Under the lock: wake the task of a popped node. False: cancellation won (the task unlinks
-// nothing; the caller takes back whatever it put into the node).
-inline bool wake_popped(wait_node& n) noexcept { return n.w.wake(); }
+// The wakes a holder of a primitive's lock decides under the lock and performs after releasing
+// it (session 9). Declare it BEFORE the lock guard, so the guard unlocks first and the batch's
+// destructor then queues the claimed tasks, in claim order:
+//
+//   detail::wake_batch wakes;          // queued when it goes out of scope, after...
+//   std::lock_guard g(s->lock);        // ...this unlocks
+//   ... if (wakes.claim(node)) ...      // under the lock: the race with cancel is decided here
+//
+// Why it is exactly-once and cancel-safe: claim() is the same single CAS (waiting -> signaled)
+// that wake() makes, still made under the lock, so "cancellation won" is still known while the
+// lock is held and the releaser takes its grant back then, as before. Only the queuing
+// (schedule_async, which may futex-wake a parked worker) moves past the unlock. A claimed task
+// cannot run before it is queued (the canceller's CAS fails, and nothing else queues a waiting
+// suspension), so its node, frame and outcome stay untouched meanwhile; the batch keeps the task
+// pointers (with the wakers' references), never the nodes.
+//
+// Up to `capacity` claims are deferred; a wake-all beyond that (close(), set() or a destructor with
+// more than 8 waiters) queues the rest under the lock, as every wake did before session 9.
+class wake_batch {
+public:
+    static constexpr std::size_t capacity = 8;
+
+    wake_batch() noexcept = default;
+    ~wake_batch() {
+        for (std::size_t i = 0; i < n_; ++i) tasks_[i]->wake_by_val(async_wake::wake);
+    }
+    wake_batch(const wake_batch&) = delete;
+    wake_batch& operator=(const wake_batch&) = delete;
+
+    // Under the lock: wake the task of a popped node (queued when the batch is destroyed). False:
+    // cancellation won (nothing will be queued; the caller takes back whatever it put into the
+    // node, still under the lock).
+    bool claim(wait_node& n) noexcept {
+        async_task* t = n.w.claim();
+        if (t == nullptr) return false;
+        if (n_ < capacity) [[likely]]
+            tasks_[n_++] = t;
+        else
+            t->wake_by_val(async_wake::wake);  // overflow: under the lock (see above)
+        return true;
+    }
+
+    std::size_t pending() const noexcept { return n_; }
+
+private:
+    async_task* tasks_[capacity];
+    std::size_t n_ = 0;
+};
 
 // After completing without suspending (lock released): spend one unit of the budget; when it is
 // exhausted, yield (re-queue at the back) with the result already in hand. await_suspend's result.

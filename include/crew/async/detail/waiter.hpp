@@ -105,14 +105,27 @@ public:
     // Resolve the suspension as signaled and queue the task (see the header). False: it was
     // resolved already (cancelled); nothing queued. Leaves the waker empty. Any thread.
     bool wake(async_wake how = async_wake::wake) noexcept {
-        async_task* t = std::exchange(task_, nullptr);
+        async_task* t = claim();
         if (t == nullptr) return false;
-        if (!resolve(t, gen_, async_task::phase_signaled)) {
-            t->release();
-            return false;
-        }
         t->wake_by_val(how);  // our reference becomes the queue entry's (or is dropped)
         return true;
+    }
+
+    // wake() in two halves, for a caller that resolves under a lock and queues after unlocking
+    // (wake_batch, wait_list.hpp): resolve the suspension as signaled (the one CAS that decides
+    // against a racing cancel) and return the task with the waker's reference, NOT queued yet;
+    // nullptr when it was resolved already (the reference is dropped). The caller must then call
+    // t->wake_by_val(how) exactly once: until it does, nobody else queues the task (the canceller's
+    // CAS fails), so the task stays suspended and whatever its suspension refers to stays alive.
+    // Leaves the waker empty. Any thread.
+    async_task* claim() noexcept {
+        async_task* t = std::exchange(task_, nullptr);
+        if (t == nullptr) return nullptr;
+        if (!resolve(t, gen_, async_task::phase_signaled)) {
+            t->release();
+            return nullptr;
+        }
+        return t;
     }
 
     // Give the suspension up without waking (drops the reference). Any thread.
