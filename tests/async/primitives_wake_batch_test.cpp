@@ -47,10 +47,13 @@ crew::task<long> lock_loop(crew::async_mutex& m, mutex_stats& st, long iters) {
     try {
         for (long i = 0; i < iters; ++i) {
             auto g = co_await m.lock();
-            if (st.inside.fetch_add(1) != 0) st.overlaps.fetch_add(1);
-            co_await crew::yield_now();  // hold it across a suspension: others queue behind us
-            st.inside.fetch_sub(1);
             ++mine;
+            if (st.inside.fetch_add(1) != 0) st.overlaps.fetch_add(1);
+            struct leave {
+                std::atomic<int>& inside;
+                ~leave() { inside.fetch_sub(1); }  // also when yield_now throws cancelled_error
+            } on_exit{st.inside};
+            co_await crew::yield_now();  // hold it across a suspension: others queue behind us
         }
     } catch (const crew::cancelled_error&) {
     }
@@ -71,7 +74,9 @@ TEST_P(wake_batch_suite, mutex_hand_offs_race_cancels_lock_never_lost_or_doubled
         long total = 0;
         for (std::size_t t = 0; t < hs.size(); ++t) {
             const long got = hs[t].get();
-            if (t % 2 == 0) EXPECT_EQ(got, iters);  // never cancelled: every lock succeeded
+            if (t % 2 == 0) {
+                EXPECT_EQ(got, iters);  // never cancelled: every lock succeeded
+            }
             total += got;
         }
         canceller.join();
