@@ -71,6 +71,7 @@ TEST_P(wake_batch_suite, mutex_hand_offs_race_cancels_lock_never_lost_or_doubled
         std::vector<crew::join_handle<long>> hs;
         for (int t = 0; t < 6; ++t) hs.push_back(pool().spawn(lock_loop(m, st, iters)));
         std::thread canceller([&] { cancel_some(hs, {1, 3, 5}, static_cast<unsigned>(r)); });
+        canceller.join();  // before get(): a join_handle is not shared between threads
         long total = 0;
         for (std::size_t t = 0; t < hs.size(); ++t) {
             const long got = hs[t].get();
@@ -79,7 +80,6 @@ TEST_P(wake_batch_suite, mutex_hand_offs_race_cancels_lock_never_lost_or_doubled
             }
             total += got;
         }
-        canceller.join();
         EXPECT_EQ(st.overlaps.load(), 0);
         EXPECT_EQ(total, st.acquired.load());
         EXPECT_EQ(m.waiters(), 0u);
