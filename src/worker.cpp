@@ -33,6 +33,9 @@ constexpr std::uint32_t max_lifo_runs = 3;
 // this long (leave_lone_task_cold).
 constexpr bool lone_task_rule = true;
 constexpr std::int64_t lone_task_grace_ns = 5'000;
+// A busy worker takes half of another worker's ring when that ring's head has not moved for this
+// long while tasks wait in it (steal_stuck_cold): its worker is descheduled or stuck in one run.
+constexpr std::int64_t stuck_grace_ns = 50'000;
 
 std::int64_t now_ns() noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -159,7 +162,9 @@ void worker::run_helped(task* t, bool related) {
 // cost is what it was); this worker's coroutine tasks (the LIFO slot within its run limit, then
 // the ring); a steal round (deques, then rings, LIFO slots only on the last pass); the injector.
 task* worker::find_task() {
-    if (--driver_countdown_ == 0) [[unlikely]] poll_driver_cold();
+    if (--driver_countdown_ == 0) [[unlikely]] {
+        if (task* t = driver_tick_cold()) return t;
+    }
     if (--injector_countdown_ == 0) [[unlikely]] {
         if (task* t = injector_tick_cold()) return t;
     }
@@ -433,6 +438,49 @@ bool worker::idle_cold(completion* done) {
     park_cold(done);
     spins_ = 0;
     return true;
+}
+
+// Every driver_poll_ticks find_task calls: the stuck-victim watch, then the driver poll. The watch
+// first: what it steals is older than what the poll wakes, and runs ahead of it.
+task* worker::driver_tick_cold() {
+    task* t = alone_ ? nullptr : steal_stuck_cold();
+    poll_driver_cold();
+    return t;
+}
+
+// A busy worker never runs steal_round, so tasks queued on a worker that stops taking them (the OS
+// descheduled its thread, or one run is long) would wait for it however long that takes, while
+// this worker keeps finding work of its own (a readiness poll refills its ring). Asio's one shared
+// queue has no such tail. So every tick this worker looks at one other worker's ring: when its
+// head has not moved for stuck_grace_ns while tasks wait there, half of them move here (the ring's
+// ordinary steal: no protocol change), the last one to run now. Otherwise the watch restarts on
+// the next worker.
+task* worker::steal_stuck_cold() noexcept {
+    worker& v = owner_.worker_at(watch_victim_);
+    const std::uint32_t head = v.ring_.head_hint();  // relaxed: a progress hint, as leave_lone_task_cold
+    const bool queued = !v.ring_.empty_hint();
+    const std::int64_t now = now_ns();
+    if (watch_since_ns_ != 0 && queued && head == watch_head_ && &v != this) {
+        if (now - watch_since_ns_ < stuck_grace_ns) return nullptr;  // keep watching
+        ring_steal_result<task> r = v.ring_.steal_into(ring_);
+        if (r.status == ring_steal::success) {
+            worker_counters::bump(counters_.steals, r.count);
+            worker_counters::bump(counters_.steal_operations);
+            watch_since_ns_ = 0;
+            start_async(false);
+            return r.task;
+        }
+        if (r.status == ring_steal::no_room) return nullptr;  // ours first; keep watching
+    }
+    const unsigned n = owner_.size();
+    watch_victim_ = watch_victim_ + 1 == n ? 0 : watch_victim_ + 1;
+    if (watch_victim_ == index_) watch_victim_ = watch_victim_ + 1 == n ? 0 : watch_victim_ + 1;
+    // A watch starts only on tasks seen waiting: a task queued after an empty look may be popped
+    // by its worker at once (that worker is running, it queued the task).
+    worker& next = owner_.worker_at(watch_victim_);
+    watch_head_ = next.ring_.head_hint();
+    watch_since_ns_ = next.ring_.empty_hint() ? 0 : now;
+    return nullptr;
 }
 
 // A busy worker's look at the I/O driver every driver_poll_ticks find_task calls (Tokio's

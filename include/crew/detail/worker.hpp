@@ -248,7 +248,9 @@ private:
     bool idle_cold(completion* done);
     void park_cold(completion* done);
     bool park_in_driver_cold();
+    task* driver_tick_cold();
     void poll_driver_cold();
+    task* steal_stuck_cold() noexcept;
     bool work_visible() const noexcept;
     void found_work_cold() noexcept;
     void note_depth_cold(std::int64_t depth) noexcept;
@@ -292,6 +294,11 @@ private:
     std::uint32_t injector_interval_ = 64;
     std::int64_t window_start_ns_ = 0;
     double mean_tick_ns_ = 0;
+    // The stuck-victim watch (steal_stuck_cold): the worker watched, its ring's head when the
+    // watch began, and when (0: no watch yet).
+    unsigned watch_victim_ = 0;
+    std::uint32_t watch_head_ = 0;
+    std::int64_t watch_since_ns_ = 0;
     // Coroutine tasks run from the LIFO slot in a row; the next steal_round may take LIFO slots.
     std::uint32_t lifo_runs_ = 0;
     bool lifo_pass_ = false;
