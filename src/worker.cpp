@@ -162,9 +162,7 @@ void worker::run_helped(task* t, bool related) {
 // cost is what it was); this worker's coroutine tasks (the LIFO slot within its run limit, then
 // the ring); a steal round (deques, then rings, LIFO slots only on the last pass); the injector.
 task* worker::find_task() {
-    if (--driver_countdown_ == 0) [[unlikely]] {
-        if (task* t = driver_tick_cold()) return t;
-    }
+    if (--driver_countdown_ == 0) [[unlikely]] poll_driver_cold();
     if (--injector_countdown_ == 0) [[unlikely]] {
         if (task* t = injector_tick_cold()) return t;
     }
@@ -183,22 +181,24 @@ task* worker::find_task() {
     return nullptr;
 }
 
-// The interval is up: retune it, then look at the injector first.
+// The interval is up: retune it, then look at the injector first, then at a stuck worker's ring.
 task* worker::injector_tick_cold() {
-    retune_interval_cold();
+    const std::int64_t now = retune_interval_cold();
     injector_countdown_ = injector_interval_;
     auto& injector = owner_.injector();
-    if (injector.empty_hint()) return nullptr;
-    task* t = injector.pop();
-    if (t == nullptr) return nullptr;
-    begin_async_run();
-    lifo_runs_ = 0;
-    return note_injected(t);
+    if (!injector.empty_hint()) {
+        if (task* t = injector.pop()) {
+            begin_async_run();
+            lifo_runs_ = 0;
+            return note_injected(t);
+        }
+    }
+    return alone_ ? nullptr : steal_stuck_cold(now);
 }
 
 // One clock read per interval: the time since the last one over the calls in between is a sample
 // of the time per call (task runs included); a window that spans a park is discarded.
-void worker::retune_interval_cold() noexcept {
+std::int64_t worker::retune_interval_cold() noexcept {
     const std::int64_t now = now_ns();
     if (window_start_ns_ != 0 && now > window_start_ns_) {
         const double sample = static_cast<double>(now - window_start_ns_) / injector_interval_;
@@ -208,6 +208,7 @@ void worker::retune_interval_cold() noexcept {
             std::clamp(wanted, static_cast<double>(min_interval), static_cast<double>(max_interval)));
     }
     window_start_ns_ = now;
+    return now;
 }
 
 // This worker's own coroutine tasks: the LIFO slot (at most max_lifo_runs in a row; past that its
@@ -440,26 +441,19 @@ bool worker::idle_cold(completion* done) {
     return true;
 }
 
-// Every driver_poll_ticks find_task calls: the stuck-victim watch, then the driver poll. The watch
-// first: what it steals is older than what the poll wakes, and runs ahead of it.
-task* worker::driver_tick_cold() {
-    task* t = alone_ ? nullptr : steal_stuck_cold();
-    poll_driver_cold();
-    return t;
-}
-
 // A busy worker never runs steal_round, so tasks queued on a worker that stops taking them (the OS
 // descheduled its thread, or one run is long) would wait for it however long that takes, while
 // this worker keeps finding work of its own (a readiness poll refills its ring). Asio's one shared
-// queue has no such tail. So every tick this worker looks at one other worker's ring: when its
-// head has not moved for stuck_grace_ns while tasks wait there, half of them move here (the ring's
-// ordinary steal: no protocol change), the last one to run now. Otherwise the watch restarts on
-// the next worker.
-task* worker::steal_stuck_cold() noexcept {
+// queue has no such tail. So at every injector tick (about every 200 us of tasks, the clock
+// read there reused: no clock read of its own) this worker looks at one other worker's ring: when
+// its head has not moved since an earlier look, at least stuck_grace_ns ago, while tasks wait
+// there, half of them move here (the ring's ordinary steal: no protocol change), the last one to
+// run now. Otherwise the watch restarts on the next worker. Rings that are empty (fork-join work)
+// cost two relaxed loads per look.
+task* worker::steal_stuck_cold(std::int64_t now) noexcept {
     worker& v = owner_.worker_at(watch_victim_);
     const std::uint32_t head = v.ring_.head_hint();  // relaxed: a progress hint, as leave_lone_task_cold
     const bool queued = !v.ring_.empty_hint();
-    const std::int64_t now = now_ns();
     if (watch_since_ns_ != 0 && queued && head == watch_head_ && &v != this) {
         if (now - watch_since_ns_ < stuck_grace_ns) return nullptr;  // keep watching
         ring_steal_result<task> r = v.ring_.steal_into(ring_);

@@ -389,7 +389,7 @@ TEST_P(async_schedule_test, a_task_queued_behind_a_long_run_starts_on_an_idle_wo
 // ---------------------------------------------------------------------------------------------
 // Stranding behind a long run when no worker is idle: the long run queues a task on its own ring
 // while every other worker keeps finding work of its own (a task that yields for ever), so none of
-// them runs a steal round. The busy workers' stuck-victim watch (worker::steal_stuck_cold) must
+// them runs a steal round. The busy workers' stuck-worker watch (worker::steal_stuck_cold) must
 // take it while the run goes on; without the watch it starts only when the run ends (the run
 // spins until the task has started, up to 10 s). With 2 workers the placement is forced: the
 // yielder is queued on the long run's worker, which spins, so the other worker steals it.

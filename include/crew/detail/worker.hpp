@@ -248,9 +248,8 @@ private:
     bool idle_cold(completion* done);
     void park_cold(completion* done);
     bool park_in_driver_cold();
-    task* driver_tick_cold();
     void poll_driver_cold();
-    task* steal_stuck_cold() noexcept;
+    task* steal_stuck_cold(std::int64_t now) noexcept;
     bool work_visible() const noexcept;
     void found_work_cold() noexcept;
     void note_depth_cold(std::int64_t depth) noexcept;
@@ -264,7 +263,7 @@ private:
     task* note_injected(task* t) noexcept;
     std::uint64_t next_random() noexcept;
     task* injector_tick_cold();
-    void retune_interval_cold() noexcept;
+    std::int64_t retune_interval_cold() noexcept;  // returns the clock it read
     task* find_async_local();
     task* steal_async_cold(worker& victim, bool& lost) noexcept;
     task* steal_lifo_cold() noexcept;
