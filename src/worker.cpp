@@ -33,6 +33,9 @@ constexpr std::uint32_t max_lifo_runs = 3;
 // this long (leave_lone_task_cold).
 constexpr bool lone_task_rule = true;
 constexpr std::int64_t lone_task_grace_ns = 5'000;
+// A busy worker takes half of another worker's ring when that ring's head has not moved for this
+// long while tasks wait in it (steal_stuck_cold): its worker is descheduled or stuck in one run.
+constexpr std::int64_t stuck_grace_ns = 50'000;
 
 std::int64_t now_ns() noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -178,22 +181,24 @@ task* worker::find_task() {
     return nullptr;
 }
 
-// The interval is up: retune it, then look at the injector first.
+// The interval is up: retune it, then look at the injector first, then at a stuck worker's ring.
 task* worker::injector_tick_cold() {
-    retune_interval_cold();
+    const std::int64_t now = retune_interval_cold();
     injector_countdown_ = injector_interval_;
     auto& injector = owner_.injector();
-    if (injector.empty_hint()) return nullptr;
-    task* t = injector.pop();
-    if (t == nullptr) return nullptr;
-    begin_async_run();
-    lifo_runs_ = 0;
-    return note_injected(t);
+    if (!injector.empty_hint()) {
+        if (task* t = injector.pop()) {
+            begin_async_run();
+            lifo_runs_ = 0;
+            return note_injected(t);
+        }
+    }
+    return alone_ ? nullptr : steal_stuck_cold(now);
 }
 
 // One clock read per interval: the time since the last one over the calls in between is a sample
 // of the time per call (task runs included); a window that spans a park is discarded.
-void worker::retune_interval_cold() noexcept {
+std::int64_t worker::retune_interval_cold() noexcept {
     const std::int64_t now = now_ns();
     if (window_start_ns_ != 0 && now > window_start_ns_) {
         const double sample = static_cast<double>(now - window_start_ns_) / injector_interval_;
@@ -203,6 +208,7 @@ void worker::retune_interval_cold() noexcept {
             std::clamp(wanted, static_cast<double>(min_interval), static_cast<double>(max_interval)));
     }
     window_start_ns_ = now;
+    return now;
 }
 
 // This worker's own coroutine tasks: the LIFO slot (at most max_lifo_runs in a row; past that its
@@ -433,6 +439,42 @@ bool worker::idle_cold(completion* done) {
     park_cold(done);
     spins_ = 0;
     return true;
+}
+
+// A busy worker never runs steal_round, so tasks queued on a worker that stops taking them (the OS
+// descheduled its thread, or one run is long) would wait for it however long that takes, while
+// this worker keeps finding work of its own (a readiness poll refills its ring). Asio's one shared
+// queue has no such tail. So at every injector tick (about every 200 us of tasks, the clock
+// read there reused: no clock read of its own) this worker looks at one other worker's ring: when
+// its head has not moved since an earlier look, at least stuck_grace_ns ago, while tasks wait
+// there, half of them move here (the ring's ordinary steal: no protocol change), the last one to
+// run now. Otherwise the watch restarts on the next worker. Rings that are empty (fork-join work)
+// cost two relaxed loads per look.
+task* worker::steal_stuck_cold(std::int64_t now) noexcept {
+    worker& v = owner_.worker_at(watch_victim_);
+    const std::uint32_t head = v.ring_.head_hint();  // relaxed: a progress hint, as leave_lone_task_cold
+    const bool queued = !v.ring_.empty_hint();
+    if (watch_since_ns_ != 0 && queued && head == watch_head_ && &v != this) {
+        if (now - watch_since_ns_ < stuck_grace_ns) return nullptr;  // keep watching
+        ring_steal_result<task> r = v.ring_.steal_into(ring_);
+        if (r.status == ring_steal::success) {
+            worker_counters::bump(counters_.steals, r.count);
+            worker_counters::bump(counters_.steal_operations);
+            watch_since_ns_ = 0;
+            start_async(false);
+            return r.task;
+        }
+        if (r.status == ring_steal::no_room) return nullptr;  // ours first; keep watching
+    }
+    const unsigned n = owner_.size();
+    watch_victim_ = watch_victim_ + 1 == n ? 0 : watch_victim_ + 1;
+    if (watch_victim_ == index_) watch_victim_ = watch_victim_ + 1 == n ? 0 : watch_victim_ + 1;
+    // A watch starts only on tasks seen waiting: a task queued after an empty look may be popped
+    // by its worker at once (that worker is running, it queued the task).
+    worker& next = owner_.worker_at(watch_victim_);
+    watch_head_ = next.ring_.head_hint();
+    watch_since_ns_ = next.ring_.empty_hint() ? 0 : now;
+    return nullptr;
 }
 
 // A busy worker's look at the I/O driver every driver_poll_ticks find_task calls (Tokio's

@@ -387,6 +387,77 @@ TEST_P(async_schedule_test, a_task_queued_behind_a_long_run_starts_on_an_idle_wo
 }
 
 // ---------------------------------------------------------------------------------------------
+// Stranding behind a long run when no worker is idle: the long run queues a task on its own ring
+// while every other worker keeps finding work of its own (a task that yields for ever), so none of
+// them runs a steal round. The busy workers' stuck-worker watch (worker::steal_stuck_cold) must
+// take it while the run goes on; without the watch it starts only when the run ends (the run
+// spins until the task has started, up to 10 s). With 2 workers the placement is forced: the
+// yielder is queued on the long run's worker, which spins, so the other worker steals it.
+
+struct busy_strand_state {
+    registry* r;
+    std::atomic<bool> yielder_running{false}, victim_started{false}, stop{false};
+    std::atomic<long> done{0};
+    double latency_us = 0;
+    bool started_during_run = false;
+    struct node : task {
+        busy_strand_state* s;
+    } long_task, yielder, victim;
+
+    static void long_run(task* t) noexcept {
+        busy_strand_state& s = *static_cast<node*>(t)->s;
+        (void)schedule_async(*s.r, &s.yielder, async_wake::spawn);
+        while (!s.yielder_running.load(std::memory_order_acquire)) {
+        }
+        const auto queued_at = clock_type::now();
+        (void)schedule_async(*s.r, &s.victim, async_wake::spawn);
+        while (!s.victim_started.load(std::memory_order_acquire) && clock_type::now() - queued_at < 10s) {
+        }
+        s.started_during_run = s.victim_started.load(std::memory_order_acquire);
+        s.latency_us = std::chrono::duration<double, std::micro>(clock_type::now() - queued_at).count();
+        s.stop.store(true, std::memory_order_release);
+        finish_one(s.done, 3);
+    }
+    static void yield_run(task* t) noexcept {
+        auto* n = static_cast<node*>(t);
+        busy_strand_state& s = *n->s;
+        s.yielder_running.store(true, std::memory_order_release);
+        spin_for(1us);
+        if (!s.stop.load(std::memory_order_acquire)) {
+            (void)schedule_async(*s.r, n, async_wake::yield);
+            return;
+        }
+        finish_one(s.done, 3);
+    }
+    static void victim_run(task* t) noexcept {
+        busy_strand_state& s = *static_cast<node*>(t)->s;
+        s.victim_started.store(true, std::memory_order_release);
+        finish_one(s.done, 3);
+    }
+};
+
+TEST_P(async_schedule_test, a_task_queued_behind_a_long_run_starts_on_a_busy_worker) {
+    if (workers() == 1) GTEST_SKIP() << "no other worker to take it";
+    crew_test::watchdog dog(std::chrono::seconds(120));
+    std::vector<double> latencies_us;
+    for (int rep = 0; rep < 5; ++rep) {
+        busy_strand_state s;
+        s.r = &reg();
+        s.long_task.execute = &busy_strand_state::long_run;
+        s.yielder.execute = &busy_strand_state::yield_run;
+        s.victim.execute = &busy_strand_state::victim_run;
+        s.long_task.s = s.yielder.s = s.victim.s = &s;
+        ASSERT_TRUE(schedule_async(reg(), &s.long_task, async_wake::spawn));
+        wait_for_count(s.done, 3);
+        EXPECT_TRUE(s.started_during_run) << "stranded until the long run ended";
+        latencies_us.push_back(s.latency_us);
+    }
+    std::sort(latencies_us.begin(), latencies_us.end());
+    std::printf("[ info ] %zu workers: start latency behind a long run, the others busy: median %.1f us, max %.1f us\n",
+                workers(), latencies_us[2], latencies_us[4]);
+}
+
+// ---------------------------------------------------------------------------------------------
 // An idle pool whose only work was coroutine tasks sleeps: ~0 % CPU.
 
 double process_cpu_seconds() {

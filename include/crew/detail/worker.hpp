@@ -249,6 +249,7 @@ private:
     void park_cold(completion* done);
     bool park_in_driver_cold();
     void poll_driver_cold();
+    task* steal_stuck_cold(std::int64_t now) noexcept;
     bool work_visible() const noexcept;
     void found_work_cold() noexcept;
     void note_depth_cold(std::int64_t depth) noexcept;
@@ -262,7 +263,7 @@ private:
     task* note_injected(task* t) noexcept;
     std::uint64_t next_random() noexcept;
     task* injector_tick_cold();
-    void retune_interval_cold() noexcept;
+    std::int64_t retune_interval_cold() noexcept;  // returns the clock it read
     task* find_async_local();
     task* steal_async_cold(worker& victim, bool& lost) noexcept;
     task* steal_lifo_cold() noexcept;
@@ -292,6 +293,11 @@ private:
     std::uint32_t injector_interval_ = 64;
     std::int64_t window_start_ns_ = 0;
     double mean_tick_ns_ = 0;
+    // The stuck-victim watch (steal_stuck_cold): the worker watched, its ring's head when the
+    // watch began, and when (0: no watch yet).
+    unsigned watch_victim_ = 0;
+    std::uint32_t watch_head_ = 0;
+    std::int64_t watch_since_ns_ = 0;
     // Coroutine tasks run from the LIFO slot in a row; the next steal_round may take LIFO slots.
     std::uint32_t lifo_runs_ = 0;
     bool lifo_pass_ = false;
