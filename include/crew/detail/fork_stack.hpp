@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <type_traits>
 
 #include "crew/detail/atomics.hpp"
 
@@ -53,6 +54,9 @@ class fork_stack {
     using atomic = typename Policy::template atomic<U>;
     static_assert(DepthBits >= 8 && DepthBits < 64);
     static constexpr std::uint64_t depth_mask = (std::uint64_t{1} << DepthBits) - 1;
+    // A depth: 32 bits when it fits (compared straight from the word's low half, no extension).
+    using depth_t = std::conditional_t<DepthBits <= 32, std::uint32_t, std::uint64_t>;
+    static depth_t depth_of(std::uint64_t w) noexcept { return static_cast<depth_t>(w & depth_mask); }
     // A private take-back: count + 1, depth - 1 (uncounted: depth - 1).
     static constexpr std::uint64_t take_back_step = Counted ? depth_mask : ~std::uint64_t{0};
 
@@ -70,9 +74,12 @@ public:
         // relaxed: owner-only writes; other threads only read it for metrics (see header).
         const std::uint64_t w = word_.load(std::memory_order_relaxed);
         const std::uint64_t n = w & depth_mask;
-        if (n >= limit_) [[unlikely]] fork_cold(n, on_high);
-        items_[n] = item;
-        word_.store(w + 1, std::memory_order_relaxed);  // relaxed: as the load above
+        if (n >= limit_) [[unlikely]] {
+            fork_cold(item, on_high);  // the whole fork: nothing of this one stays live across a call
+        } else {
+            items_[n] = item;
+            word_.store(w + 1, std::memory_order_relaxed);  // relaxed: as the load above
+        }
         // relaxed: a hint without data; the promotion publishes through the deque (see header).
         return request_.load(std::memory_order_relaxed);
     }
@@ -84,15 +91,13 @@ public:
     // false when it was promoted (look for it in the deque, or wait for its thief).
     bool take_back() noexcept {
         const std::uint64_t w = word_.load(std::memory_order_relaxed);  // relaxed: see fork
-        if ((w & depth_mask) > top_) [[likely]] {  // the new depth n - 1 >= top_: still private
-            std::uint64_t next;
-            if (__builtin_add_overflow(w, take_back_step, &next) && Counted) [[unlikely]]
-                store_wrapped_cold(next);
-            else
-                word_.store(next, std::memory_order_relaxed);  // relaxed: see fork
+        std::uint64_t next;
+        // Private (the new depth n - 1 >= top_) and the count did not wrap (the add's carry).
+        if (depth_of(w) > top_ && !(__builtin_add_overflow(w, take_back_step, &next) && Counted)) [[likely]] {
+            word_.store(next, std::memory_order_relaxed);  // relaxed: see fork
             return true;
         }
-        return take_back_promoted_cold(w);
+        return take_back_cold(w);
     }
 
     // Owner only. Clears the request and moves the oldest private job into `deque` (nothing when
@@ -100,7 +105,7 @@ public:
     template <class Deque>
     bool promote_oldest(Deque& deque) {
         request_.store(false, std::memory_order_relaxed);  // relaxed: before the push; see header
-        if (top_ == open_u()) return false;
+        if (top_ == depth_of(word_.load(std::memory_order_relaxed))) return false;
         T* item = items_[top_];
         ++top_;  // no longer private: take_back sends its owner to the deque
         deque.push(item);
@@ -108,7 +113,7 @@ public:
     }
 
     // Owner only: is any job private? (promote everything before raising a wait floor).
-    bool has_private() const noexcept { return top_ < open_u(); }
+    bool has_private() const noexcept { return top_ < depth_of(word_.load(std::memory_order_relaxed)); }
     // Owner only: how many forks are open (private or promoted).
     std::int64_t open() const noexcept { return static_cast<std::int64_t>(open_u()); }
 
@@ -138,27 +143,41 @@ public:
 private:
     std::uint64_t open_u() const noexcept { return word_.load(std::memory_order_relaxed) & depth_mask; }
 
-    // n forks open and n >= limit_: grow when full, note a new high-water depth, and recompute the limit.
+    // A fork at depth n >= limit_: grow when full, note a new high-water depth, recompute the
+    // limit, and fork.
     template <class OnHigh>
-    [[gnu::noinline, gnu::cold]] void fork_cold(std::uint64_t n, OnHigh& on_high) {
+    [[gnu::noinline, gnu::cold]] void fork_cold(T* item, OnHigh& on_high) {
+        const std::uint64_t w = word_.load(std::memory_order_relaxed);  // relaxed: see fork
+        const std::uint64_t n = w & depth_mask;
         if (n == capacity_) grow(n);
         if (n + 1 > high_) {
             high_ = n + 1;
             on_high(high_);
         }
         limit_ = high_ < capacity_ ? high_ : capacity_;
+        items_[n] = item;
+        word_.store(w + 1, std::memory_order_relaxed);  // relaxed: see fork
     }
 
     void grow(std::uint64_t n) {
-        if (capacity_ * 2 > depth_mask + 1) std::abort();  // 2^DepthBits forks open on one stack
+        if (capacity_ * 2 > depth_mask) std::abort();  // 2^DepthBits - 1 forks open on one stack: unreachable
         std::unique_ptr<T*[]> bigger(new T*[static_cast<std::size_t>(capacity_ * 2)]);
         for (std::uint64_t i = 0; i < n; ++i) bigger[i] = items_[i];
         items_ = std::move(bigger);
         capacity_ *= 2;
     }
 
+    // The take-back of a promoted job, or a private one whose count wraps.
+    [[gnu::noinline]] bool take_back_cold(std::uint64_t w) noexcept {
+        if (depth_of(w) > top_) {
+            store_wrapped(w + take_back_step);
+            return true;
+        }
+        return take_back_promoted(w);
+    }
+
     // The count part of the word wrapped: rewrite it with wraps_ odd around it (a seqlock).
-    [[gnu::noinline, gnu::cold]] void store_wrapped_cold(std::uint64_t next) noexcept {
+    void store_wrapped(std::uint64_t next) noexcept {
         const std::uint64_t s = wraps_.load(std::memory_order_relaxed);
         wraps_.store(s + 1, std::memory_order_relaxed);  // relaxed: the release fence orders it
         // release fence: a reader that sees the new word also sees wraps_ odd (or later).
@@ -168,10 +187,10 @@ private:
     }
 
     // The job taken back was promoted: depth - 1 without counting, and every job below was promoted.
-    [[gnu::noinline]] bool take_back_promoted_cold(std::uint64_t w) noexcept {
+    bool take_back_promoted(std::uint64_t w) noexcept {
         word_.store(w - 1, std::memory_order_relaxed);  // relaxed: see fork
         if constexpr (Policy::injected_bug == bug::fork_promoted_run_inline) return true;
-        if constexpr (Policy::injected_bug != bug::fork_top_not_lowered) top_ = (w - 1) & depth_mask;
+        if constexpr (Policy::injected_bug != bug::fork_top_not_lowered) top_ = depth_of(w - 1);
         return false;
     }
 
@@ -179,7 +198,7 @@ private:
     std::uint64_t capacity_;
     std::uint64_t limit_ = 0;  // owner only: min(capacity_, high_); a fork at depth >= limit_ goes cold
     std::uint64_t high_ = 0;   // owner only: the deepest n_ so far
-    std::uint64_t top_ = 0;    // owner only: the oldest private fork
+    depth_t top_ = 0;          // owner only: the oldest private fork
     // word_: n_ and the take-back count (see header); written by the owner, read by inline_runs().
     atomic<std::uint64_t> word_{0};
     // wraps_: twice the count's wraps, odd while the wrap path rewrites word_ (owner writes).

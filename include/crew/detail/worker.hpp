@@ -280,11 +280,12 @@ private:
     void overflow_async_cold(task* const* items, std::size_t n);
     void note_ring_depth_cold(std::size_t depth) noexcept;
 
+    // forks_: the private forks (owner only), and the request flag thieves set (its own line). With
+    // metrics on, its depth word also counts the private take-backs (fork_stack.hpp). First: its
+    // address is the worker's, so a join keeps no second pointer live for fork_stack's cold calls.
+    fork_stack<task, std_atomics, metrics_enabled> forks_;
     // deque_: owner pushes/pops, thieves steal (its indices sit on their own cache lines).
     chase_lev_deque<task> deque_;
-    // forks_: the private forks (owner only), and the request flag thieves set (its own line). With
-    // metrics on, its depth word also counts the private take-backs (fork_stack.hpp).
-    fork_stack<task, std_atomics, metrics_enabled> forks_;
     // The rest is owner-only, except counters_ (read by metrics()).
     registry& owner_;
     parking& lot_;
