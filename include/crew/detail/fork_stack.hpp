@@ -129,6 +129,7 @@ public:
             Policy::fence(std::memory_order_acquire);
             const std::uint64_t s2 = wraps_.load(std::memory_order_relaxed);
             if (s1 == s2 && (s1 & 1) == 0) return ((s1 / 2) << (64 - DepthBits)) + (w >> DepthBits);
+            Policy::pause();  // the owner is inside store_wrapped: a few stores
         }
     }
 
@@ -179,6 +180,11 @@ private:
     // The count part of the word wrapped: rewrite it with wraps_ odd around it (a seqlock).
     void store_wrapped(std::uint64_t next) noexcept {
         const std::uint64_t s = wraps_.load(std::memory_order_relaxed);
+        if constexpr (Policy::injected_bug == bug::fork_wrap_torn) {  // the word first, then the count
+            word_.store(next, std::memory_order_relaxed);
+            wraps_.store(s + 2, std::memory_order_release);
+            return;
+        }
         wraps_.store(s + 1, std::memory_order_relaxed);  // relaxed: the release fence orders it
         // release fence: a reader that sees the new word also sees wraps_ odd (or later).
         Policy::fence(std::memory_order_release);
