@@ -126,7 +126,7 @@ constexpr scenario task_state_scenario(const char* name) {
 }
 
 // The correct code: every scenario (model_check.cpp).
-inline constexpr int scenario_count = 21;  // + model_fork.hpp's
+inline constexpr int scenario_count = 22;  // + model_fork.hpp's
 extern const scenario correct_scenarios[scenario_count];
 
 // A bug and the scenarios that must catch it (model_teeth.cpp).
