@@ -3,8 +3,8 @@
 // 10-way crew::fork_join, on a pool of one worker. Not part of the CMake build:
 //   g++ -std=c++20 -O3 -DNDEBUG -Iinclude bench/join_instructions.cpp build/libcrew.a -o drv -lpthread
 //   valgrind --tool=callgrind ./drv 18; valgrind --tool=callgrind ./drv 22
-// instructions per join = (the second total - the first) / (joins(22) - joins(18)) = ... / 24948,
-// where joins(n) = joins(n-1) + joins(n-2) + 1 (28656 - 3708); for skynet, `./drv 10000 s` and
+// instructions per join = (the second total - the first) / (joins(22) - joins(18)) = ... / 24476,
+// where joins(n) = joins(n-1) + joins(n-2) + 1 (28656 - 4180); for skynet, `./drv 10000 s` and
 // `./drv 100000 s`: per 10-way fork_join = (difference) / 10000 (11111 - 1111 fork_joins). Add
 // -DCREW_METRICS=0 to the compile line (and a libcrew.a built with CREW_METRICS=OFF) for the
 // metrics-off figure.
