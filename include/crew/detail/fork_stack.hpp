@@ -69,8 +69,10 @@ public:
     // Owner only. Records a fork; returns true when a thief asked for work (answer it now with
     // promote_oldest: the caller's cold path). `on_high(depth)` is called (cold) at each new
     // high-water depth.
+    // OnHigh is taken by value (a lambda holding a pointer): a reference would make the compiler
+    // store the lambda to the stack on every fork for the cold call's sake.
     template <class OnHigh>
-    bool fork(T* item, OnHigh&& on_high) {
+    bool fork(T* item, OnHigh on_high) {
         // relaxed: owner-only writes; other threads only read it for metrics (see header).
         const std::uint64_t w = word_.load(std::memory_order_relaxed);
         const std::uint64_t n = w & depth_mask;
@@ -147,7 +149,7 @@ private:
     // A fork at depth n >= limit_: grow when full, note a new high-water depth, recompute the
     // limit, and fork.
     template <class OnHigh>
-    [[gnu::noinline, gnu::cold]] void fork_cold(T* item, OnHigh& on_high) {
+    [[gnu::noinline, gnu::cold]] void fork_cold(T* item, OnHigh on_high) {
         const std::uint64_t w = word_.load(std::memory_order_relaxed);  // relaxed: see fork
         const std::uint64_t n = w & depth_mask;
         if (n == capacity_) grow(n);
