@@ -3,8 +3,8 @@
 //
 // Design (on-demand promotion, as in heartbeat scheduling: Acar et al. PLDI 2018; Spice/Chili). A
 // fork (crew::join, crew::fork_join) records its job here: a store into an owner-only array and an
-// increment, no fence, no atomic RMW. Taking the job back after the inline half is a decrement and
-// a compare. Thieves cannot see this array; a thief that finds the worker's deque empty sets
+// increment, no fence, no atomic RMW. Taking the job back after the inline half is one add and a
+// compare (see "The depth word" below). Thieves cannot see this array; a thief that finds the worker's deque empty sets
 // `request_` instead, and the owner answers at its next fork by promoting the OLDEST recorded job
 // (the biggest piece of work, as a Chase-Lev thief would take) into the deque, whose proven
 // protocol then hands it out exactly once. The owner also promotes when the pool wants a wake (a
@@ -31,12 +31,12 @@
 // and notes a new high-water depth (metrics' max_deque_depth counts private forks).
 //
 // Memory ordering: word_ is written by the owner only (relaxed load and store: a plain move) and
-// read by any thread for metrics; it orders nothing. `request_` carries no data. A thief sets it (relaxed) after its steal found the
-// deque empty; the owner reads it (relaxed) at each fork and clears it (relaxed) BEFORE promoting,
-// so a request made after the clear stays set and is answered at a later fork (a request made
-// before is answered by this promotion). What the thief then takes is published by the deque's
-// release push, not by the flag. A lost or late flag only delays parallelism; a thief that still
-// finds the deque empty asks again at its next steal attempt.
+// read by any thread for metrics; it orders nothing. `request_` carries no data. A thief sets it
+// (relaxed) after its steal found the deque empty; the owner reads it (relaxed) at each fork and
+// clears it (relaxed) BEFORE promoting, so a request made after the clear stays set and is
+// answered at a later fork (a request made before is answered by this promotion). What the thief
+// then takes is published by the deque's release push, not by the flag. A lost or late flag only
+// delays parallelism; a thief that still finds the deque empty asks again at its next steal attempt.
 #pragma once
 
 #include <cstdint>
@@ -124,10 +124,11 @@ public:
     std::uint64_t inline_runs() const noexcept {
         if constexpr (!Counted) return 0;
         for (;;) {
-            // acquire: pairs with the release store of an even wraps_ in store_wrapped_cold.
+            // acquire: pairs with the release store of an even wraps_ in store_wrapped.
             const std::uint64_t s1 = wraps_.load(std::memory_order_acquire);
             const std::uint64_t w = word_.load(std::memory_order_relaxed);
-            // acquire fence: the word load above happens before the re-read of wraps_ (seqlock).
+            // acquire fence: pairs with store_wrapped's release fence; a wrapped word read above
+            // means the re-read below sees wraps_ odd or later (the seqlock's retry).
             Policy::fence(std::memory_order_acquire);
             const std::uint64_t s2 = wraps_.load(std::memory_order_relaxed);
             if (s1 == s2 && (s1 & 1) == 0) return ((s1 / 2) << (64 - DepthBits)) + (w >> DepthBits);
