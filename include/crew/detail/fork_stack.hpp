@@ -4,11 +4,12 @@
 // Design (on-demand promotion, as in heartbeat scheduling: Acar et al. PLDI 2018; Spice/Chili). A
 // fork (crew::join, crew::fork_join) records its job here: a store into an owner-only array and an
 // increment, no fence, no atomic RMW. Taking the job back after the inline half is one add and a
-// compare (see "The depth word" below). Thieves cannot see this array; a thief that finds the worker's deque empty sets
-// `request_` instead, and the owner answers at its next fork by promoting the OLDEST recorded job
-// (the biggest piece of work, as a Chase-Lev thief would take) into the deque, whose proven
-// protocol then hands it out exactly once. The owner also promotes when the pool wants a wake (a
-// sleeping worker and no searcher), and promotes everything before it waits (see worker.hpp).
+// compare (see "The depth word" below). Thieves cannot see this array; a thief that finds the
+// worker's deque empty sets `request_` instead, and the owner answers at its next fork by promoting
+// the OLDEST recorded job (the biggest piece of work, as a Chase-Lev thief would take) into the
+// deque, whose proven protocol then hands it out exactly once. The owner also promotes when the
+// pool wants a wake (a sleeping worker and no searcher), and promotes everything before it waits
+// (see worker.hpp).
 //
 // Invariants (owner-only indices, 0 <= top_ <= n_ <= capacity):
 //   * items_[top_, n_) are private: recorded, never published. items_[0, top_) were promoted.
