@@ -126,7 +126,8 @@ worker_metrics read_worker(const worker& w) {
     const worker_counters& c = w.counters();
     auto get = [](const worker_counters::counter& x) { return x.load(std::memory_order_relaxed); };
     worker_metrics m;
-    m.tasks_run = get(c.tasks_run);
+    // A join's inline half after a private take-back is counted in the fork array's depth word.
+    m.tasks_run = get(c.tasks_run) + w.inline_runs();
     m.async_tasks_run = get(c.async_tasks_run);
     m.fork_join_tasks_run = m.tasks_run > m.async_tasks_run ? m.tasks_run - m.async_tasks_run : 0;
     m.steals = get(c.steals);

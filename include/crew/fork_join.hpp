@@ -34,8 +34,7 @@ using fork_join_result_t = std::conditional_t<(std::is_void_v<std::invoke_result
 template <class G, class R>
 void fork_join_reclaim(worker& w, join_job<G, R>& job, bool& stolen) {
     if (!stolen) {
-        if (w.unfork() || join_take_promoted(w, &job, job.done)) {
-            w.count_task();
+        if (w.unfork() || join_take_promoted(w, &job, job.done)) {  // both count the inline run
             job.result.run(std::forward<G>(job.fn));
             return;
         }

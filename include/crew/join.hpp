@@ -51,10 +51,13 @@ struct join_job final : task {
 bool join_reclaim_cold(worker& w, task* job, completion& done, task* popped);
 
 // The job was promoted to the deque (a thief asked): pop it back as a pushed job, or wait for the
-// thief that took it. Returns true when the caller should run it inline.
+// thief that took it. Returns true when the caller should run it inline (counted here: a private
+// take-back counts itself in the fork array's word, a stolen job is counted by its thief).
 [[gnu::noinline, gnu::cold]] inline bool join_take_promoted(worker& w, task* job, completion& done) {
     task* popped = w.pop();
-    return popped == job || join_reclaim_cold(w, job, done, popped);
+    const bool inline_half = popped == job || join_reclaim_cold(w, job, done, popped);
+    if (inline_half) w.count_task();
+    return inline_half;
 }
 
 // F and G are the callables' types as passed to join: each is invoked once, as what it was
@@ -75,10 +78,7 @@ template <class F, class G>
     w.fork(&job);
     result_cell<RA> a;
     a.run(std::forward<F>(f));
-    if (w.unfork() || join_take_promoted(w, &job, job.done)) {
-        w.count_task();
-        job.result.run(std::forward<G>(g));
-    }
+    if (w.unfork() || join_take_promoted(w, &job, job.done)) job.result.run(std::forward<G>(g));  // counted
     // Both sides are finished here; f's exception wins when both threw.
     if constexpr (std::is_void_v<join_result_t<F, G>>) {
         a.take();

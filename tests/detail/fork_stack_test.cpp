@@ -55,6 +55,56 @@ TEST(fork_stack, a_request_promotes_the_oldest_and_the_join_then_finds_it_promot
     EXPECT_TRUE(s.take_back());
 }
 
+// The take-back count lives above the depth in one word; with 60 depth bits it wraps every 16
+// take-backs, so the wrap path (and the count across it) is exercised here.
+TEST(fork_stack, private_take_backs_are_counted_exactly_across_the_count_wrapping) {
+    fork_stack<int, crew::detail::std_atomics, true, 60> s(2);
+    fake_deque d;
+    int v[3] = {};
+    std::uint64_t expected = 0;
+    for (int round = 0; round < 50; ++round) {
+        for (int& x : v) s.fork(&x);  // three deep: grows once, then the limit is the capacity
+        if (round % 7 == 3) {
+            s.request();
+            EXPECT_TRUE(s.fork(&v[0]));
+            EXPECT_TRUE(s.promote_oldest(d));  // v[0] at depth 0: promoted, not counted
+            EXPECT_TRUE(s.take_back());
+            ++expected;
+            for (int i = 0; i < 2; ++i) EXPECT_TRUE(s.take_back());
+            expected += 2;
+            EXPECT_FALSE(s.take_back());  // the promoted one
+        } else {
+            for (int i = 0; i < 3; ++i) EXPECT_TRUE(s.take_back());
+            expected += 3;
+        }
+        EXPECT_EQ(s.open(), 0);
+        EXPECT_EQ(s.inline_runs(), expected);
+    }
+    EXPECT_GT(expected, 16u * 4);  // wrapped several times
+}
+
+TEST(fork_stack, an_uncounted_stack_reports_no_inline_runs) {
+    fork_stack<int, crew::detail::std_atomics, false> s(2);
+    int v[3] = {};
+    for (int& x : v) s.fork(&x);
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(s.take_back());
+    EXPECT_EQ(s.open(), 0);
+    EXPECT_EQ(s.inline_runs(), 0u);
+}
+
+TEST(fork_stack, the_high_water_callback_sees_each_new_depth_once) {
+    fork_stack<int> s(2);
+    std::vector<std::uint64_t> seen;
+    int v[5] = {};
+    auto note = [&](std::uint64_t depth) { seen.push_back(depth); };
+    for (int round = 0; round < 3; ++round) {
+        for (int i = 0; i < 3 + round; ++i) s.fork(&v[i], note);
+        for (int i = 0; i < 3 + round; ++i) EXPECT_TRUE(s.take_back());
+    }
+    EXPECT_EQ(seen, (std::vector<std::uint64_t>{1, 2, 3, 4, 5}));
+    EXPECT_EQ(s.inline_runs(), 3u + 4u + 5u);
+}
+
 TEST(fork_stack, promoting_with_nothing_private_only_clears_the_request) {
     fork_stack<int> s;
     fake_deque d;

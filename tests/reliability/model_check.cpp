@@ -47,6 +47,7 @@ const scenario correct_scenarios[scenario_count] = {
     parking_lifo_scenario<bug::none>("parking_with_lifo_slots"),
     remote_list_scenario<bug::none>("frame_remote_list"),
     fork_scenario<bug::none>("fork_request_promote_steal"),
+    fork_scenario<bug::none, 62>("fork_count_wraps_read"),
 };
 
 const scenario task_word_scenarios[task_word_scenario_count] = {

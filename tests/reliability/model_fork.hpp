@@ -12,6 +12,10 @@
 // Checked: every job is run exactly once (inline by the owner, or by the thief that stole it, or
 // drained from the deque after all threads finished), its payload (written before the fork) is
 // visible to whoever runs it (Relacy race-checks the rl::var), and nothing stays private at the end.
+// The depth word also counts the private take-backs (metrics' inline halves); the second scenario
+// gives that count 2 bits (it wraps every 4 take-backs), and the thief reads it (inline_runs(), as
+// pool::metrics() does) between its steals: every read is at most the owner's private take-backs
+// so far and never below an earlier read (the wraps_ seqlock), and the final count is exact.
 #pragma once
 
 // Before relacy.hpp (through model_scenarios.hpp) redefines `new` and friends for user code.
@@ -22,13 +26,15 @@ namespace crew_model {
 
 using crew::detail::fork_stack;
 
-template <class Policy>
-struct fork_model : rl::test_suite<fork_model<Policy>, 3> {
+template <class Policy, unsigned DepthBits = 32>
+struct fork_model : rl::test_suite<fork_model<Policy, DepthBits>, 3> {
     aligned_box<chase_lev_deque<item, Policy>> deque{2};
-    aligned_box<fork_stack<item, Policy>> forks{2};  // capacity 2: the third open fork grows it
+    aligned_box<fork_stack<item, Policy, true, DepthBits>> forks{2};  // capacity 2: the third open fork grows it
     item items[max_items];
     int taken[max_items] = {};
     int forked = 0;
+    int private_take_backs = 0;  // owner only; checked in after()
+    static constexpr std::uint64_t joins = 6;  // owner() takes back six forks
 
     fork_model() {
         for (int i = 0; i < max_items; ++i) items[i].id = i;
@@ -45,6 +51,7 @@ struct fork_model : rl::test_suite<fork_model<Policy>, 3> {
     // Owner: join the newest fork (which must be `it`).
     void join(item* it) {
         if (forks->take_back()) {
+            ++private_take_backs;
             take(it);
             return;
         }
@@ -73,7 +80,12 @@ struct fork_model : rl::test_suite<fork_model<Policy>, 3> {
         join(e);
     }
     void thief() {
+        std::uint64_t seen = 0;
         for (int i = 0; i < 3; ++i) {
+            const std::uint64_t read = forks->inline_runs();
+            RL_ASSERT(read >= seen);   // monotonic across the wraps (a torn read falls back by 4)
+            RL_ASSERT(read <= joins);  // never ahead of the take-backs (a torn read could jump by 4)
+            seen = read;
             crew::detail::steal_result<item> r = deque->steal();
             if (r.status == steal_status::success)
                 take(r.item);
@@ -91,15 +103,16 @@ struct fork_model : rl::test_suite<fork_model<Policy>, 3> {
 
     void after() {
         RL_ASSERT(forks->open() == 0);
+        RL_ASSERT(forks->inline_runs() == static_cast<std::uint64_t>(private_take_backs));
         RL_ASSERT(!forks->has_private());
         while (item* it = deque->pop()) take(it);
         for (int i = 0; i < forked; ++i) RL_ASSERT(taken[i] == 1);  // no id lost
     }
 };
 
-template <bug Bug>
+template <bug Bug, unsigned DepthBits = 32>
 constexpr scenario fork_scenario(const char* name) {
-    return {name, &simulate<fork_model<relacy_atomics<Bug>>>};
+    return {name, &simulate<fork_model<relacy_atomics<Bug>, DepthBits>>};
 }
 
 }  // namespace crew_model

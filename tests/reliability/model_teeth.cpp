@@ -52,7 +52,8 @@ constexpr scenario deferred_wake_teeth[] = {deferred_wake_scenario<Bug>("wait_li
 template <bug Bug>
 constexpr scenario lifo_teeth[] = {parking_lifo_scenario<Bug>("parking_with_lifo_slots")};
 template <bug Bug>
-constexpr scenario fork_teeth[] = {fork_scenario<Bug>("fork_request_promote_steal")};
+constexpr scenario fork_teeth[] = {fork_scenario<Bug>("fork_request_promote_steal"),
+                                   fork_scenario<Bug, 62>("fork_count_wraps_read")};
 template <bug Bug>
 constexpr scenario remote_teeth[] = {remote_list_scenario<Bug>("frame_remote_list")};
 
@@ -77,8 +78,9 @@ const bug_entry bugs[bug_count] = {
     {"state_fold_ignores_join_waker", state_teeth<bug::state_fold_ignores_join_waker>, 2},
     {"lifo_hidden_from_recheck", lifo_teeth<bug::lifo_hidden_from_recheck>, 1},
     {"remote_push_relaxed", remote_teeth<bug::remote_push_relaxed>, 1},
-    {"fork_promoted_run_inline", fork_teeth<bug::fork_promoted_run_inline>, 1},
-    {"fork_top_not_lowered", fork_teeth<bug::fork_top_not_lowered>, 1},
+    {"fork_promoted_run_inline", fork_teeth<bug::fork_promoted_run_inline>, 2},
+    {"fork_top_not_lowered", fork_teeth<bug::fork_top_not_lowered>, 2},
+    {"fork_wrap_torn", fork_teeth<bug::fork_wrap_torn>, 2},
 };
 
 const bug_entry task_word_bugs[task_word_bug_count] = {

@@ -62,6 +62,7 @@ enum class bug : unsigned {
     lifo_hidden_from_recheck,  // the LIFO-slot sleep/wake model: the park re-check ignores LIFO slots
     fork_promoted_run_inline,  // fork_stack take_back(): a promoted job is also taken back inline
     fork_top_not_lowered,      // fork_stack take_back(): top_ is not lowered after a promoted take-back
+    fork_wrap_torn,            // fork_stack: the count's wrap rewrites the depth word without the wraps_ seqlock
     susp_wake_ignores_generation,  // suspension_word resolve(): the CAS does not compare the generation
     susp_relaxed_arm,              // suspension_word arm(): a relaxed CAS (a refused arm misses the canceller's writes)
     no_driver_wake,        // parking notify: a notify that finds only the driver sleeper does not wake it

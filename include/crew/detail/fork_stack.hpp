@@ -3,12 +3,13 @@
 //
 // Design (on-demand promotion, as in heartbeat scheduling: Acar et al. PLDI 2018; Spice/Chili). A
 // fork (crew::join, crew::fork_join) records its job here: a store into an owner-only array and an
-// increment, no fence, no atomic RMW. Taking the job back after the inline half is a decrement and
-// a compare. Thieves cannot see this array; a thief that finds the worker's deque empty sets
-// `request_` instead, and the owner answers at its next fork by promoting the OLDEST recorded job
-// (the biggest piece of work, as a Chase-Lev thief would take) into the deque, whose proven
-// protocol then hands it out exactly once. The owner also promotes when the pool wants a wake (a
-// sleeping worker and no searcher), and promotes everything before it waits (see worker.hpp).
+// increment, no fence, no atomic RMW. Taking the job back after the inline half is one add and a
+// compare (see "The depth word" below). Thieves cannot see this array; a thief that finds the
+// worker's deque empty sets `request_` instead, and the owner answers at its next fork by promoting
+// the OLDEST recorded job (the biggest piece of work, as a Chase-Lev thief would take) into the
+// deque, whose proven protocol then hands it out exactly once. The owner also promotes when the
+// pool wants a wake (a sleeping worker and no searcher), and promotes everything before it waits
+// (see worker.hpp).
 //
 // Invariants (owner-only indices, 0 <= top_ <= n_ <= capacity):
 //   * items_[top_, n_) are private: recorded, never published. items_[0, top_) were promoted.
@@ -21,50 +22,85 @@
 //   * Space: n_ is the number of forks open on this thread's stack, so the array is bounded by the
 //     serial nesting depth; it grows (doubling) and never shrinks.
 //
-// Memory ordering: `request_` carries no data. A thief sets it (relaxed) after its steal found the
-// deque empty; the owner reads it (relaxed) at each fork and clears it (relaxed) BEFORE promoting,
-// so a request made after the clear stays set and is answered at a later fork (a request made
-// before is answered by this promotion). What the thief then takes is published by the deque's
-// release push, not by the flag. A lost or late flag only delays parallelism; a thief that still
-// finds the deque empty asks again at its next steal attempt.
+// The depth word (word_) holds n_ in its low DepthBits bits and, when Counted, the number of
+// private take-backs (a join's inline half: metrics' tasks_run) above them, modulo 2^(64 -
+// DepthBits). A private take-back adds 2^DepthBits - 1 (count + 1, depth - 1): the count costs no
+// store of its own. The add's carry out of bit 63 is the count's wrap; that rare path bumps wraps_
+// under a seqlock (wraps_ odd while the word is rewritten), so inline_runs() (any thread) reads
+// wraps and word consistently: exact up to the relaxed store's visibility, never 2^k off.
+// One compare per fork: limit_ = min(capacity, high-water depth). Its cold path grows the array
+// and notes a new high-water depth (metrics' max_deque_depth counts private forks).
+//
+// Memory ordering: word_ is written by the owner only (relaxed load and store: a plain move) and
+// read by any thread for metrics; it orders nothing. `request_` carries no data. A thief sets it
+// (relaxed) after its steal found the deque empty; the owner reads it (relaxed) at each fork and
+// clears it (relaxed) BEFORE promoting, so a request made after the clear stays set and is
+// answered at a later fork (a request made before is answered by this promotion). What the thief
+// then takes is published by the deque's release push, not by the flag. A lost or late flag only
+// delays parallelism; a thief that still finds the deque empty asks again at its next steal attempt.
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
+#include <type_traits>
 
 #include "crew/detail/atomics.hpp"
 
 namespace crew::detail {
 
-template <class T, class Policy = std_atomics>
+template <class T, class Policy = std_atomics, bool Counted = true, unsigned DepthBits = 32>
 class fork_stack {
     template <class U>
     using atomic = typename Policy::template atomic<U>;
+    static_assert(DepthBits >= 8 && DepthBits < 64);
+    static constexpr std::uint64_t depth_mask = (std::uint64_t{1} << DepthBits) - 1;
+    // A depth: 32 bits when it fits (compared straight from the word's low half, no extension).
+    using depth_t = std::conditional_t<DepthBits <= 32, std::uint32_t, std::uint64_t>;
+    static depth_t depth_of(std::uint64_t w) noexcept { return static_cast<depth_t>(w & depth_mask); }
+    // A private take-back: count + 1, depth - 1 (uncounted: depth - 1).
+    static constexpr std::uint64_t take_back_step = Counted ? depth_mask : ~std::uint64_t{0};
 
 public:
-    explicit fork_stack(std::int64_t capacity = 64) : items_(new T*[capacity]), capacity_(capacity) {}
+    explicit fork_stack(std::int64_t capacity = 64)
+        : items_(new T*[static_cast<std::size_t>(capacity)]), capacity_(static_cast<std::uint64_t>(capacity)) {}
     fork_stack(const fork_stack&) = delete;
     fork_stack& operator=(const fork_stack&) = delete;
 
     // Owner only. Records a fork; returns true when a thief asked for work (answer it now with
-    // promote_oldest: the caller's cold path).
-    bool fork(T* item) {
-        const std::int64_t n = n_;  // one load: the relaxed load below would make the compiler re-read n_
-        if (n == capacity_) [[unlikely]] grow_cold();
-        items_[n] = item;
-        n_ = n + 1;
+    // promote_oldest: the caller's cold path). `on_high(depth)` is called (cold) at each new
+    // high-water depth.
+    // OnHigh is taken by value (a lambda holding a pointer): a reference would make the compiler
+    // store the lambda to the stack on every fork for the cold call's sake.
+    template <class OnHigh>
+    bool fork(T* item, OnHigh on_high) {
+        // relaxed: owner-only writes; other threads only read it for metrics (see header).
+        const std::uint64_t w = word_.load(std::memory_order_relaxed);
+        const std::uint64_t n = w & depth_mask;
+        if (n >= limit_) [[unlikely]] {
+            fork_cold(item, on_high);  // the whole fork: nothing of this one stays live across a call
+        } else {
+            items_[n] = item;
+            word_.store(w + 1, std::memory_order_relaxed);  // relaxed: as the load above
+        }
         // relaxed: a hint without data; the promotion publishes through the deque (see header).
         return request_.load(std::memory_order_relaxed);
+    }
+    bool fork(T* item) {
+        return fork(item, [](std::uint64_t) noexcept {});
     }
 
     // Owner only. Takes the newest fork back: true when it was still private (run it inline);
     // false when it was promoted (look for it in the deque, or wait for its thief).
     bool take_back() noexcept {
-        --n_;
-        if (n_ >= top_) [[likely]] return true;
-        if constexpr (Policy::injected_bug == bug::fork_promoted_run_inline) return true;
-        if constexpr (Policy::injected_bug != bug::fork_top_not_lowered) top_ = n_;  // all below were promoted
-        return false;
+        const std::uint64_t w = word_.load(std::memory_order_relaxed);  // relaxed: see fork
+        std::uint64_t next;
+        // Private (the new depth n - 1 >= top_) and the count did not wrap (the add's carry).
+        if (depth_of(w) > top_ && !(__builtin_add_overflow(w, take_back_step, &next) && Counted)) [[likely]] {
+            word_.store(next, std::memory_order_relaxed);  // relaxed: see fork
+            return true;
+        }
+        return take_back_cold(w);
     }
 
     // Owner only. Clears the request and moves the oldest private job into `deque` (nothing when
@@ -72,7 +108,7 @@ public:
     template <class Deque>
     bool promote_oldest(Deque& deque) {
         request_.store(false, std::memory_order_relaxed);  // relaxed: before the push; see header
-        if (top_ == n_) return false;
+        if (top_ == depth_of(word_.load(std::memory_order_relaxed))) return false;
         T* item = items_[top_];
         ++top_;  // no longer private: take_back sends its owner to the deque
         deque.push(item);
@@ -80,9 +116,26 @@ public:
     }
 
     // Owner only: is any job private? (promote everything before raising a wait floor).
-    bool has_private() const noexcept { return top_ < n_; }
+    bool has_private() const noexcept { return top_ < depth_of(word_.load(std::memory_order_relaxed)); }
     // Owner only: how many forks are open (private or promoted).
-    std::int64_t open() const noexcept { return n_; }
+    std::int64_t open() const noexcept { return static_cast<std::int64_t>(open_u()); }
+
+    // Any thread: the private take-backs so far (0 when not Counted). A seqlock read against the
+    // wrap path: retried only if a wrap happened meanwhile (once per 2^(64 - DepthBits)).
+    std::uint64_t inline_runs() const noexcept {
+        if constexpr (!Counted) return 0;
+        for (;;) {
+            // acquire: pairs with the release store of an even wraps_ in store_wrapped.
+            const std::uint64_t s1 = wraps_.load(std::memory_order_acquire);
+            const std::uint64_t w = word_.load(std::memory_order_relaxed);
+            // acquire fence: pairs with store_wrapped's release fence; a wrapped word read above
+            // means the re-read below sees wraps_ odd or later (the seqlock's retry).
+            Policy::fence(std::memory_order_acquire);
+            const std::uint64_t s2 = wraps_.load(std::memory_order_relaxed);
+            if (s1 == s2 && (s1 & 1) == 0) return ((s1 / 2) << (64 - DepthBits)) + (w >> DepthBits);
+            Policy::pause();  // the owner is inside store_wrapped: a few stores
+        }
+    }
 
     // Any thread (a thief whose steal found the owner's deque empty). Load first: no write to the
     // owner's line while a request is already pending.
@@ -93,17 +146,73 @@ public:
     bool requested() const noexcept { return request_.load(std::memory_order_relaxed); }
 
 private:
-    [[gnu::noinline, gnu::cold]] void grow_cold() {
-        std::unique_ptr<T*[]> bigger(new T*[capacity_ * 2]);
-        for (std::int64_t i = 0; i < n_; ++i) bigger[i] = items_[i];
+    std::uint64_t open_u() const noexcept { return word_.load(std::memory_order_relaxed) & depth_mask; }
+
+    // A fork at depth n >= limit_: grow when full, note a new high-water depth, recompute the
+    // limit, and fork.
+    template <class OnHigh>
+    [[gnu::noinline, gnu::cold]] void fork_cold(T* item, OnHigh on_high) {
+        const std::uint64_t w = word_.load(std::memory_order_relaxed);  // relaxed: see fork
+        const std::uint64_t n = w & depth_mask;
+        if (n == capacity_) grow(n);
+        if (n + 1 > high_) {
+            high_ = n + 1;
+            on_high(high_);
+        }
+        limit_ = high_ < capacity_ ? high_ : capacity_;
+        items_[n] = item;
+        word_.store(w + 1, std::memory_order_relaxed);  // relaxed: see fork
+    }
+
+    void grow(std::uint64_t n) {
+        if (capacity_ * 2 > depth_mask) std::abort();  // 2^DepthBits - 1 forks open on one stack: unreachable
+        std::unique_ptr<T*[]> bigger(new T*[static_cast<std::size_t>(capacity_ * 2)]);
+        for (std::uint64_t i = 0; i < n; ++i) bigger[i] = items_[i];
         items_ = std::move(bigger);
         capacity_ *= 2;
     }
 
+    // The take-back of a promoted job, or a private one whose count wraps.
+    [[gnu::noinline]] bool take_back_cold(std::uint64_t w) noexcept {
+        if (depth_of(w) > top_) {
+            store_wrapped(w + take_back_step);
+            return true;
+        }
+        return take_back_promoted(w);
+    }
+
+    // The count part of the word wrapped: rewrite it with wraps_ odd around it (a seqlock).
+    void store_wrapped(std::uint64_t next) noexcept {
+        const std::uint64_t s = wraps_.load(std::memory_order_relaxed);
+        if constexpr (Policy::injected_bug == bug::fork_wrap_torn) {  // the word first, then the count
+            word_.store(next, std::memory_order_relaxed);
+            wraps_.store(s + 2, std::memory_order_release);
+            return;
+        }
+        wraps_.store(s + 1, std::memory_order_relaxed);  // relaxed: the release fence orders it
+        // release fence: a reader that sees the new word also sees wraps_ odd (or later).
+        Policy::fence(std::memory_order_release);
+        word_.store(next, std::memory_order_relaxed);
+        wraps_.store(s + 2, std::memory_order_release);  // release: pairs with inline_runs's acquire load
+    }
+
+    // The job taken back was promoted: depth - 1 without counting, and every job below was promoted.
+    bool take_back_promoted(std::uint64_t w) noexcept {
+        word_.store(w - 1, std::memory_order_relaxed);  // relaxed: see fork
+        if constexpr (Policy::injected_bug == bug::fork_promoted_run_inline) return true;
+        if constexpr (Policy::injected_bug != bug::fork_top_not_lowered) top_ = depth_of(w - 1);
+        return false;
+    }
+
     std::unique_ptr<T*[]> items_;  // owner only
-    std::int64_t capacity_;
-    std::int64_t n_ = 0;    // owner only: forks open
-    std::int64_t top_ = 0;  // owner only: the oldest private fork
+    std::uint64_t capacity_;
+    std::uint64_t limit_ = 0;  // owner only: min(capacity_, high_); a fork at depth >= limit_ goes cold
+    std::uint64_t high_ = 0;   // owner only: the deepest n_ so far
+    depth_t top_ = 0;          // owner only: the oldest private fork
+    // word_: n_ and the take-back count (see header); written by the owner, read by inline_runs().
+    atomic<std::uint64_t> word_{0};
+    // wraps_: twice the count's wraps, odd while the wrap path rewrites word_ (owner writes).
+    atomic<std::uint64_t> wraps_{0};
     // request_: set by thieves, read and cleared by the owner; on its own line (thieves write it).
     alignas(cache_line) atomic<bool> request_{false};
 };

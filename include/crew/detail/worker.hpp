@@ -45,7 +45,7 @@ enum class worker_state : std::uint8_t { off, busy, search, park };
 // lifo_hits, budget_yields and max_ring_depth (raise()).
 struct worker_counters {
     using counter = std_atomics::atomic<std::uint64_t>;
-    counter tasks_run{0};  // every task started, coroutine runs included
+    counter tasks_run{0};  // every task started, coroutine runs included (+ worker::inline_runs())
     counter async_tasks_run{0};
     counter steals{0};
     counter steal_operations{0};
@@ -130,16 +130,20 @@ public:
     // oldest private job moves to the deque; see fork_stack.hpp). No fence, no locked instruction.
     void fork(task* t) {
         // max_deque_depth counts private forks too: they are this worker's queued fork-join work.
-        // Checked before the fork: open() is then read before fork()'s relaxed load, not after it.
-        if (const std::int64_t depth = forks_.open() + 1; depth > max_depth_seen_) [[unlikely]] note_depth_cold(depth);
-        const bool asked = forks_.fork(t);
+        // fork_stack calls the lambda (cold) at each new high-water fork depth: one compare per fork.
+        const bool asked = forks_.fork(t, [this](std::uint64_t depth) noexcept {
+            if (static_cast<std::int64_t>(depth) > max_depth_seen_) note_depth_cold(static_cast<std::int64_t>(depth));
+        });
         // relaxed (wake_wanted): a hint; a missed wake only delays parallelism (as push's).
         if (asked || lot_.wake_wanted()) [[unlikely]] answer_request_cold();
     }
 
     // Takes the newest fork back: true when it was still private (the caller runs it inline); false
-    // when it was promoted (the caller pops the deque, as for a pushed job).
+    // when it was promoted (the caller pops the deque, as for a pushed job). A private take-back is
+    // counted in the fork array's depth word (tasks_run = counters' tasks_run + inline_runs()).
     bool unfork() noexcept { return forks_.take_back(); }
+    // Any thread: the joins' inline halves this worker ran after a private take-back.
+    std::uint64_t inline_runs() const noexcept { return forks_.inline_runs(); }
 
     // Any thread whose steal found this worker's deque empty: ask the owner to promote a fork.
     void request_work() noexcept { forks_.request(); }
@@ -160,6 +164,8 @@ public:
         trace::task_end(trace_);
     }
 
+    // One started task: execute(), and a join's inline half after a promoted take-back (a private
+    // take-back counts itself: see unfork).
     void count_task() noexcept { worker_counters::bump(counters_.tasks_run); }
 
     // ---- cold paths ----
@@ -275,10 +281,12 @@ private:
     void overflow_async_cold(task* const* items, std::size_t n);
     void note_ring_depth_cold(std::size_t depth) noexcept;
 
+    // forks_: the private forks (owner only), and the request flag thieves set (its own line). With
+    // metrics on, its depth word also counts the private take-backs (fork_stack.hpp). First: its
+    // address is the worker's, so a join keeps no second pointer live for fork_stack's cold calls.
+    fork_stack<task, std_atomics, metrics_enabled> forks_;
     // deque_: owner pushes/pops, thieves steal (its indices sit on their own cache lines).
     chase_lev_deque<task> deque_;
-    // forks_: the private forks (owner only), and the request flag thieves set (its own line).
-    fork_stack<task> forks_;
     // The rest is owner-only, except counters_ (read by metrics()).
     registry& owner_;
     parking& lot_;

@@ -1,0 +1,38 @@
+// bench/join_instructions.cpp -- a small driver for counting instructions per fork-join operation
+// (docs/OBSERVABILITY.md, "Metrics cost, session 9"): fib through crew::join, and skynet through a
+// 10-way crew::fork_join, on a pool of one worker. Not part of the CMake build:
+//   g++ -std=c++20 -O3 -DNDEBUG -Iinclude bench/join_instructions.cpp build/libcrew.a -o drv -lpthread
+//   valgrind --tool=callgrind ./drv 18; valgrind --tool=callgrind ./drv 22
+// instructions per join = (the second total - the first) / (joins(22) - joins(18)) = ... / 24476,
+// where joins(n) = joins(n-1) + joins(n-2) + 1 (28656 - 4180); for skynet, `./drv 10000 s` and
+// `./drv 100000 s`: per 10-way fork_join = (difference) / 10000 (11111 - 1111 fork_joins). Add
+// -DCREW_METRICS=0 to the compile line for the metrics-off figure (the fast path is all in this
+// translation unit; session 9 linked the same metrics-ON library).
+#include <crew/crew.hpp>
+#include <cstdio>
+#include <cstdlib>
+long fib(int n) {
+    if (n < 2) return n;
+    auto [a, b] = crew::join([&] { return fib(n - 1); }, [&] { return fib(n - 2); });
+    return a + b;
+}
+long sky(long num, long size) {
+    if (size == 1) return num;
+    long s[10];
+    auto f = [&](int i) { s[i] = sky(num + i * (size / 10), size / 10); };
+    crew::fork_join([&] { f(0); }, [&] { f(1); }, [&] { f(2); }, [&] { f(3); }, [&] { f(4); },
+                    [&] { f(5); }, [&] { f(6); }, [&] { f(7); }, [&] { f(8); }, [&] { f(9); });
+    long t = 0;
+    for (long x : s) t += x;
+    return t;
+}
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: drv <fib n> | drv <skynet size> s\n");
+        return 2;
+    }
+    const long n = std::atol(argv[1]);
+    crew::pool p(1);
+    if (argc > 2) std::printf("%ld\n", p.run([&] { return sky(0, n); }));
+    else std::printf("%ld\n", p.run([&] { return fib(static_cast<int>(n)); }));
+}
