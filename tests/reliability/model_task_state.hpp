@@ -24,8 +24,7 @@ template <class Policy, bool Cancel>
 struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
     using state = crew::detail::task_state<Policy>;
     aligned_box<state> st{std::uint64_t{Cancel ? 4u : 3u}};  // entry, handle, sender (, canceller)
-    model_mutex queue_lock;
-    int entries = 1;  // guarded by queue_lock
+    model_run_queue queue{1};  // the task's entries (one: its first run)
     rl::var<int> frame;
     rl::var<int> result;
     model_atomic<int> msg{0};
@@ -43,18 +42,8 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
         RL_ASSERT(freed == 0);
         ++freed;
     }
-    void submit() {
-        queue_lock.lock();
-        ++entries;
-        queue_lock.unlock();
-    }
-    bool take_entry() {
-        queue_lock.lock();
-        bool got = entries > 0;
-        if (got) --entries;
-        queue_lock.unlock();
-        return got;
-    }
+    void submit() { queue.submit(); }
+    bool take_entry() { return queue.take_entry(); }
 
     void run() {
         alive();

@@ -38,8 +38,7 @@ struct task_word_model : rl::test_suite<task_word_model<Policy, Cancel>, 3> {
     using word = crew::detail::suspension_word<Policy>;
     aligned_box<state> st{std::uint64_t{Cancel ? 3u : 2u}};  // entry, handle (, canceller)
     aligned_box<word> susp;
-    model_mutex queue_lock;
-    int entries = 1;  // guarded by queue_lock
+    model_run_queue queue{1};  // the task's entries (one: its first run)
     model_atomic<std::uint64_t> slot_a{0}, slot_b{0};  // a published waker's generation (0: none)
     rl::var<int> frame, step, payload_a, payload_b, note;
     int completed = 0, results_dropped = 0, freed = 0, resumes[3] = {0, 0, 0};  // ghosts
@@ -61,18 +60,8 @@ struct task_word_model : rl::test_suite<task_word_model<Policy, Cancel>, 3> {
     void release() {
         if (st->ref_dec()) free_header();
     }
-    void submit() {
-        queue_lock.lock();
-        ++entries;
-        queue_lock.unlock();
-    }
-    bool take_entry() {
-        queue_lock.lock();
-        bool got = entries > 0;
-        if (got) --entries;
-        queue_lock.unlock();
-        return got;
-    }
+    void submit() { queue.submit(); }
+    bool take_entry() { return queue.take_entry(); }
 
     // async_task::run + run_once + after_run.
     void run() {
@@ -260,8 +249,8 @@ struct deferred_wake_model : rl::test_suite<deferred_wake_model<Policy>, 3> {
     static constexpr bool claim_after_unlock = Policy::injected_bug == crew::detail::bug::wait_claim_after_unlock;
     aligned_box<state> st{std::uint64_t{3}};  // the first entry's, the canceller's, the waker's
     aligned_box<word> susp;
-    model_mutex lock, queue_lock;  // the primitive's wait_lock; the run queue's
-    int entries = 0;               // guarded by queue_lock
+    model_mutex lock;              // the primitive's wait_lock
+    model_run_queue queue{0};      // the task's entries
     bool linked = true;            // guarded by lock: the node is on the receiver list
     int buffered = 0;              // guarded by lock: the channel's buffer (0 or 1 values)
     std::uint64_t gen = 0;         // the waker's generation (in the node)
@@ -286,18 +275,8 @@ struct deferred_wake_model : rl::test_suite<deferred_wake_model<Policy>, 3> {
     void release() {
         if (st->ref_dec()) free_header();
     }
-    void submit() {
-        queue_lock.lock();
-        ++entries;
-        queue_lock.unlock();
-    }
-    bool take_entry() {
-        queue_lock.lock();
-        const bool got = entries > 0;
-        if (got) --entries;
-        queue_lock.unlock();
-        return got;
-    }
+    void submit() { queue.submit(); }
+    bool take_entry() { return queue.take_entry(); }
     void touch_node() { RL_ASSERT(frame_alive); }
 
     // async_task::run: resume the receiver (its co_await ends: the node dies with the awaitable;

@@ -116,6 +116,30 @@ private:
     rl::mutex m_;
 };
 
+// A modelled run queue holding one task's entries: a count under a lock. The task-state scenarios
+// (model_task_state.hpp, model_task_word.hpp) submit an entry where a worker would queue the task
+// and run the task once per entry taken.
+class model_run_queue {
+public:
+    explicit model_run_queue(int entries) : entries_(entries) {}
+    void submit() {
+        lock_.lock();
+        ++entries_;
+        lock_.unlock();
+    }
+    bool take_entry() {
+        lock_.lock();
+        const bool got = entries_ > 0;
+        if (got) --entries_;
+        lock_.unlock();
+        return got;
+    }
+
+private:
+    model_mutex lock_;
+    int entries_;  // guarded by lock_
+};
+
 // Owns one T at a 64-byte-aligned address. crew's structures are over-aligned (cache-line
 // members), but Relacy mallocs the test object (16-byte alignment) and replaces only the plain
 // operator new/delete, so neither a member nor std::make_unique is safe for them.
