@@ -108,6 +108,7 @@ public:
     template <class Deque>
     bool promote_oldest(Deque& deque) {
         request_.store(false, std::memory_order_relaxed);  // relaxed: before the push; see header
+        // relaxed: the owner reads its own word (see fork).
         if (top_ == depth_of(word_.load(std::memory_order_relaxed))) return false;
         T* item = items_[top_];
         ++top_;  // no longer private: take_back sends its owner to the deque
@@ -116,6 +117,7 @@ public:
     }
 
     // Owner only: is any job private? (promote everything before raising a wait floor).
+    // relaxed (word_): the owner reads its own word, as fork does.
     bool has_private() const noexcept { return top_ < depth_of(word_.load(std::memory_order_relaxed)); }
     // Owner only: how many forks are open (private or promoted).
     std::int64_t open() const noexcept { return static_cast<std::int64_t>(open_u()); }
@@ -146,6 +148,7 @@ public:
     bool requested() const noexcept { return request_.load(std::memory_order_relaxed); }
 
 private:
+    // relaxed: as fork (the owner's own word).
     std::uint64_t open_u() const noexcept { return word_.load(std::memory_order_relaxed) & depth_mask; }
 
     // A fork at depth n >= limit_: grow when full, note a new high-water depth, recompute the
@@ -183,6 +186,7 @@ private:
 
     // The count part of the word wrapped: rewrite it with wraps_ odd around it (a seqlock).
     void store_wrapped(std::uint64_t next) noexcept {
+        // relaxed: only the owner writes wraps_.
         const std::uint64_t s = wraps_.load(std::memory_order_relaxed);
         if constexpr (Policy::injected_bug == bug::fork_wrap_torn) {  // the word first, then the count
             word_.store(next, std::memory_order_relaxed);
