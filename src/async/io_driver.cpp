@@ -210,8 +210,9 @@ bool io_driver::dispatch_events(const void* raw, int n) {
         }
         auto* s = static_cast<io_source*>(ev.data.ptr);
         std::uint64_t bits = 0;
-        if (ev.events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR | EPOLLPRI)) bits |= 1;
-        if (ev.events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) bits |= 2;
+        if (ev.events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR | EPOLLPRI)) bits |= io_read_bit;
+        if (ev.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR | EPOLLPRI)) bits |= io_closed_bit;
+        if (ev.events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) bits |= io_write_bit;
         // acq_rel: the new tick orders this report after earlier ones (clear_ready's CAS compares it).
         std::uint64_t cur = s->readiness.load(std::memory_order_relaxed);
         while (!s->readiness.compare_exchange_weak(cur, ((cur >> 8) + 1) << 8 | (cur & 0xff) | bits,

@@ -98,7 +98,12 @@ task<std::size_t> tcp_stream::read_some(std::span<std::byte> buf) {
     for (;;) {
         auto tok = co_await reg.ready(io_interest::read);
         const ssize_t n = ::recv(s.fd(), buf.data(), buf.size(), 0);
-        if (n >= 0) co_return static_cast<std::size_t>(n);
+        if (n >= 0) {
+            // A short read emptied the receive queue: the next read_some waits for a new edge
+            // instead of a recv that would return EAGAIN (io_registration.hpp, clear_drained).
+            if (n > 0 && static_cast<std::size_t>(n) < buf.size()) reg.clear_drained(tok);
+            co_return static_cast<std::size_t>(n);
+        }
         if (would_block(errno)) {
             reg.clear_ready(io_interest::read, tok);
         } else if (errno != EINTR) {

@@ -113,6 +113,39 @@ TEST_P(tcp_suite, end_of_stream_after_buffered_data) {
     sender.get();
 }
 
+// A read shorter than its buffer forgets the read readiness (no recv that would only say EAGAIN),
+// but that read may also have taken the peer's FIN, whose edge the driver reported before it: the
+// next read must still see the end of stream (io_registration.hpp, io_closed_bit), not wait for
+// an edge that never comes. The reader starts only after the data and the FIN are queued and the
+// driver has reported them (the pool idles in the driver through the sleep).
+TEST_P(tcp_suite, end_of_stream_reported_before_a_short_read) {
+    crew_test::watchdog wd(60s);
+    auto l = bind_loopback();
+    const endpoint at = l.local_endpoint();
+    std::atomic<bool> sent{false};
+    auto sender = pool().spawn([](tcp_listener& l, std::atomic<bool>& sent) -> crew::task<void> {
+        tcp_stream s = co_await l.accept();
+        co_await s.write_all(bytes("last words"));
+        s.shutdown();
+        sent.store(true);
+        std::vector<std::byte> buf(8);
+        EXPECT_EQ(co_await s.read_some(buf), 0u);  // the client closed
+    }(l, sent));
+    auto reader = [](endpoint at, std::atomic<bool>& sent) -> crew::task<std::size_t> {
+        tcp_stream s = co_await tcp_stream::connect(at);
+        while (!sent.load()) co_await crew::sleep_for(1ms);
+        co_await crew::sleep_for(20ms);
+        std::vector<std::byte> buf(1000);
+        const std::size_t n = co_await s.read_some(buf);  // short: the data (and the FIN)
+        EXPECT_EQ(co_await s.read_some(buf), 0u);          // end of stream, not a hang
+        EXPECT_EQ(co_await s.read_some(buf), 0u);
+        s.close();
+        co_return n;
+    };
+    EXPECT_EQ(pool().block_on(reader(at, sent)), 10u);
+    sender.get();
+}
+
 TEST_P(tcp_suite, operations_on_a_closed_stream_throw_ebadf) {
     crew_test::watchdog wd(60s);
     auto l = bind_loopback();

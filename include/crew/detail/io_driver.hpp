@@ -40,9 +40,16 @@ struct timer_entry : timer_node {
     waker w;
 };
 
+// The readiness bits of io_source::readiness: read, write, and "closed or exceptional"
+// (EPOLLRDHUP, EPOLLHUP, EPOLLERR, EPOLLPRI), reported with io_read_bit; it counts as read
+// readiness and survives io_registration::clear_drained (io_registration.hpp).
+inline constexpr std::uint64_t io_read_bit = 1;
+inline constexpr std::uint64_t io_write_bit = 2;
+inline constexpr std::uint64_t io_closed_bit = 4;
+
 // A registered fd's readiness (io_registration.hpp): the driver ORs in what epoll reported.
 struct io_source {
-    std::atomic<std::uint64_t> readiness{0};  // (tick << 8) | ready bits (1 read, 2 write)
+    std::atomic<std::uint64_t> readiness{0};  // (tick << 8) | the io_*_bit bits above
     std::mutex mutex;                         // guards waiting[]
     struct io_waiter* waiting[2] = {nullptr, nullptr};  // read, write
     int fd = -1;

@@ -13,6 +13,12 @@
 // Readiness is a word (tick << 8 | bits): the driver ORs in what epoll reported and bumps the tick;
 // clear_ready clears bits only if the tick is still the one the token saw (no lost edge). An error
 // or hang-up counts as ready for both interests, so the next syscall reports it.
+//
+// A read that returned fewer bytes than asked emptied a stream socket's receive queue (Linux TCP
+// and Unix stream sockets stop short only at an empty queue, the peer's FIN, an error or urgent
+// data), so `clear_drained` may forget the read readiness then, saving the recv that would only
+// return EAGAIN. It keeps io_closed_bit (FIN, hang-up, error, urgent data: what may still be
+// readable after a short read without a new edge); only an EAGAIN (clear_ready) forgets that.
 #pragma once
 
 #include <coroutine>
@@ -101,7 +107,9 @@ public:
     private:
         friend class io_registration;
         ready_awaiter(io_source* s, io_interest i) noexcept : s_(s), interest_(i) {}
-        std::uint64_t bit() const noexcept { return static_cast<std::uint64_t>(interest_); }
+        std::uint64_t bit() const noexcept {
+            return interest_ == io_interest::read ? io_read_bit | io_closed_bit : io_write_bit;
+        }
         unsigned index() const noexcept { return static_cast<unsigned>(interest_) - 1; }
         void unlink() noexcept {
             if (!armed_) return;
@@ -124,16 +132,24 @@ public:
 
     // After EAGAIN: forget the readiness seen at `token` unless a newer report came since.
     void clear_ready(io_interest interest, io_ready_token token) noexcept {
+        clear_bits(interest == io_interest::read ? io_read_bit | io_closed_bit : io_write_bit, token);
+    }
+    // After a read of a stream socket that returned fewer bytes than asked (and more than 0): its
+    // receive queue was empty then, so forget the read readiness seen at `token` as after EAGAIN,
+    // but keep io_closed_bit (see the header).
+    void clear_drained(io_ready_token token) noexcept { clear_bits(io_read_bit, token); }
+
+private:
+    void clear_bits(std::uint64_t bits, io_ready_token token) noexcept {
         std::uint64_t r = source_->readiness.load(std::memory_order_relaxed);
-        while ((r >> 8) == token.tick && (r & static_cast<std::uint64_t>(interest)) != 0) {
+        while ((r >> 8) == token.tick && (r & bits) != 0) {
             // relaxed: only the bits change; the driver's next report bumps the tick and wins.
-            if (source_->readiness.compare_exchange_weak(r, r & ~static_cast<std::uint64_t>(interest),
-                                                         std::memory_order_relaxed, std::memory_order_relaxed))
+            if (source_->readiness.compare_exchange_weak(r, r & ~bits, std::memory_order_relaxed,
+                                                         std::memory_order_relaxed))
                 return;
         }
     }
 
-private:
     io_driver* driver_;
     io_source* source_;
 };
