@@ -11,28 +11,20 @@ namespace crew::detail {
 
 namespace {
 
-// The thread-locals of one run, saved and restored: a worker that helps (crew::join inside a
-// coroutine) may run another coroutine task on top of the one it interrupted.
+// The thread-locals of one run. Not saved and restored here: a run nested on top of another
+// coroutine's run starts only inside worker::wait_until, which saves them (nested_async_run,
+// async_schedule.hpp); at the top of the worker loop there is nothing to restore. Saving them on
+// every run kept three values in callee-saved registers across the resume.
 class run_scope {
 public:
-    explicit run_scope(async_task* t) noexcept
-        : task_(current_async_task), transfers_(inline_transfers), budget_(async_budget_left) {
+    explicit run_scope(async_task* t) noexcept {
         current_async_task = t;
         inline_transfers = 0;
         begin_async_run();
     }
-    ~run_scope() {
-        current_async_task = task_;
-        inline_transfers = transfers_;
-        async_budget_left = budget_;
-    }
+    ~run_scope() { current_async_task = nullptr; }
     run_scope(const run_scope&) = delete;
     run_scope& operator=(const run_scope&) = delete;
-
-private:
-    async_task* task_;
-    std::uint32_t transfers_;
-    std::uint32_t budget_;
 };
 
 using state_t = task_state<>;

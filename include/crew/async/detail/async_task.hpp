@@ -52,10 +52,8 @@ struct join_slot {
     completion* blocked = nullptr;
 };
 
-// The coroutine task running on this thread (nullptr outside every run), and the number of inline
-// symmetric transfers since its run began (the stack bound of task.hpp).
-inline constinit thread_local async_task* current_async_task __attribute__((tls_model("initial-exec"))) = nullptr;
-inline constinit thread_local std::uint32_t inline_transfers __attribute__((tls_model("initial-exec"))) = 0;
+// current_async_task and inline_transfers (the running task, and the stack bound of task.hpp)
+// live in crew/detail/async_schedule.hpp: the worker saves them around nested runs.
 
 // How many symmetric transfers one run makes inline before it re-queues itself (a yield). Without a
 // guaranteed tail call (g++ -O0, ASan, TSan) every transfer nests a frame until the run returns;
