@@ -111,6 +111,49 @@ TEST_P(task_test, block_on_inside_a_worker_helps) {
     EXPECT_EQ(p.block_on(body(p)), 8);
 }
 
+// A coroutine that blocks inside its run (get() on a worker) runs other coroutine tasks nested on
+// its stack (worker::wait_until); those leave their thread-locals behind (the running task, the
+// inline-transfer count, the budget: async_schedule.hpp), so the wait must put the waiting task's
+// back: after it, the outer task suspends, yields, transfers past the stack bound and is cancelled.
+TEST_P(task_test, a_task_that_blocks_inside_its_run_keeps_its_run_state) {
+    crew_test::watchdog dog(60s);
+    auto inner = []() -> crew::task<long> {
+        long n = co_await chain(3000);  // past max_inline_transfers: re-queues itself mid-chain
+        co_await crew::yield_now();
+        co_return n;
+    };
+    auto outer = [](auto inner) -> crew::task<long> {
+        long got = 0;
+        for (int i = 0; i < 4; ++i) got += crew::spawn(inner()).get();  // nested runs on a worker
+        got += co_await chain(3000);
+        co_await crew::yield_now();
+        oneshot_event e;
+        auto setter = crew::spawn([](oneshot_event& e) -> crew::task<void> {
+            e.set();
+            co_return;
+        }(e));
+        co_await e.wait();
+        co_await setter;
+        co_return got;
+    };
+    std::vector<crew::join_handle<long>> hs;
+    for (int i = 0; i < 8; ++i) hs.push_back(pool().spawn(outer(inner)));
+    for (auto& h : hs) EXPECT_EQ(h.get(), 5 * 3000);
+    // The cancellation of the outer task still reaches it after a nested run.
+    auto waiter = [](auto inner, oneshot_event& never) -> crew::task<long> {
+        long got = crew::spawn(inner()).get();
+        co_await never.wait();
+        co_return got;
+    };
+    oneshot_event never;
+    auto h = pool().spawn(waiter(inner, never));
+    while (!h.done()) {
+        h.cancel();
+        std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_THROW(h.get(), crew::cancelled_error);
+}
+
 TEST_P(task_test, cancel_a_task_awaiting_a_handle) {
     crew_test::watchdog dog(60s);
     oneshot_event e;
