@@ -12,7 +12,9 @@
 //   bit 3 JOIN_INTEREST the join handle is alive
 //   bit 4 JOIN_WAKER   the join waker slot is filled and belongs to the runtime (see below)
 //   bit 5 CANCELLED    cancel() was called
-//   bits 6..63         the reference count (one unit = 64): queue entries + wakers holding the
+//   bit 6 CLAIMED      one queue entry of the task is stale: its awaiter claimed the task's run
+//                      and ran it inline (claim_to_run_inline); the next entry popped is dropped
+//   bits 7..63         the reference count (one unit = 128): queue entries + wakers holding the
 //                      task by value + the join handle + whatever the scheduler registers.
 // A new task is born queued: initial_refs references (by default 3: the first queue entry, the
 // join handle, the scheduler's registry) + JOIN_INTEREST + NOTIFIED.
@@ -44,6 +46,16 @@
 //     COMPLETE destroys the result and then drop_join_interest_complete() (both in one RMW).
 //   * A yield: the running task records it (no RMW) and the runner passes it to
 //     transition_to_idle(true), which sets NOTIFIED as a wake during the run would have.
+//   * Run inline (session 10): the task awaiting a queued task's join handle (on the same pool) may
+//     take its run instead of suspending: claim_to_run_inline() takes RUNNING from a queued task
+//     (NOTIFIED, not RUNNING, COMPLETE, CANCELLED or CLAIMED) with a reference of its own, clears
+//     NOTIFIED and sets CLAIMED, all in one CAS; the claimer then runs it as a worker that popped
+//     its entry would (transition_to_idle / the completion, which drop that reference). The entry
+//     stays in its queue, holding its reference: the next transition_to_running() of any entry
+//     of the task while CLAIMED is set clears CLAIMED and drops that entry's reference (entries are
+//     interchangeable). So: entries in queues = NOTIFIED + CLAIMED (one each at most), an idle task
+//     without NOTIFIED is never run (a waker that resolved its suspension and has not yet notified
+//     may rely on it: waiter.hpp's claim), and the header outlives the stale entry.
 //
 // Guarantees (tests/detail/task_state_test.cpp, model task_state_* in tests/reliability):
 // never resumed on two threads at once (RUNNING is taken only by the holder of a queue entry, and
@@ -94,7 +106,8 @@ public:
     static constexpr std::uint64_t join_interest = 8;
     static constexpr std::uint64_t join_waker = 16;
     static constexpr std::uint64_t cancelled = 32;
-    static constexpr std::uint64_t ref_one = 64;
+    static constexpr std::uint64_t claimed = 64;
+    static constexpr std::uint64_t ref_one = 128;
     static constexpr std::uint64_t flag_mask = ref_one - 1;
     static constexpr std::uint64_t default_refs = 3;
 
@@ -113,7 +126,11 @@ public:
         for (;;) {
             std::uint64_t next = s;
             run_result r;
-            if ((s & (running | complete)) != 0) {  // a stale entry: drop its reference only
+            if ((s & claimed) != 0) {  // the entry an inline run made stale (or one like it): drop it
+                if constexpr (Policy::injected_bug != bug::state_stale_keeps_claim) next &= ~claimed;
+                next -= ref_one;
+                r = refs(next) == 0 ? run_result::dealloc : run_result::failed;
+            } else if ((s & (running | complete)) != 0) {  // a stale entry: drop its reference only
                 next -= ref_one;
                 r = refs(next) == 0 ? run_result::dealloc : run_result::failed;
             } else {
@@ -121,6 +138,21 @@ public:
                 r = (s & cancelled) != 0 ? run_result::cancelled : run_result::success;
             }
             if (cas(s, next)) return r;
+        }
+    }
+
+    // The task awaiting this one's handle takes its run (see the header). True: RUNNING taken, with
+    // a new reference for the claimer's run; its queue entry is marked stale (CLAIMED). False: it
+    // is not queued (running, idle, complete), cancelled, or an entry is marked stale already.
+    // acq_rel CAS (cas()): acquire, as transition_to_running's, pairs with the release of the
+    // transition that queued it (the spawn's publication of the frame, a waker's writes).
+    bool claim_to_run_inline() noexcept {
+        std::uint64_t s = word_.load(std::memory_order_acquire);
+        for (;;) {
+            if ((s & (notified | running | complete | cancelled | claimed)) != notified) return false;
+            std::uint64_t next = ((s | running) & ~notified) + ref_one;
+            if constexpr (Policy::injected_bug != bug::state_claim_unmarked) next |= claimed;
+            if (cas(s, next)) return true;
         }
     }
 

@@ -60,6 +60,10 @@ struct join_slot {
 // 1024 of them stay far below a megabyte.
 inline constexpr std::uint32_t max_inline_transfers = 1024;
 
+// How many inline runs (async_task::run_inline: an awaited, queued task run on its awaiter's
+// stack) may nest on one thread: each keeps its awaiter's frames on the stack below it.
+inline constexpr std::uint32_t max_inline_runs = 8;
+
 // The header whose root frame destroy_root() is destroying on this thread (see above); nullptr
 // otherwise. Saved and restored: destroying a root may drop join handles of other tasks.
 inline constinit thread_local async_task* deferred_root __attribute__((tls_model("initial-exec"))) = nullptr;
@@ -99,6 +103,14 @@ public:
 
     // detail::task::execute: a worker popped a queue entry of this task.
     static void run(task* t) noexcept;
+
+    // The running task (current_async_task) awaits this task's join handle and this task is queued
+    // and not started: take its run (task_state's claim_to_run_inline) and run it here, on the
+    // awaiter's stack, instead of suspending the awaiter until a worker gets to it. True: it ran
+    // (it may have completed, or suspended); false: nothing happened (not queued, running or
+    // complete, cancelled, the nesting bound, or another pool's task). The awaiter's run state is
+    // put back afterwards (nested_async_run).
+    bool run_inline() noexcept;
 
     // Cancellation (any thread holding a reference): sets the sticky bit; resolves a cancellable
     // waiting suspension as cancelled and queues the task; runs the cancel hooks. Idempotent.
@@ -158,7 +170,8 @@ private:
     async_task(registry& r, std::coroutine_handle<> h, promise_base* p) noexcept
         : task{&run}, owner(&r), resume_point(h), root(h), root_promise(p) {}
 
-    void run_once() noexcept;
+    // `transfers`: inline_transfers at the start of the run (an inline run continues its awaiter's).
+    void run_once(std::uint32_t transfers = 0) noexcept;
     void link_cold() noexcept;
     void after_run() noexcept;
     void complete(std::uint64_t scheduler_refs) noexcept;
