@@ -82,6 +82,7 @@ const bug_entry bugs[bug_count] = {
     {"state_fold_ignores_join_waker", state_teeth<bug::state_fold_ignores_join_waker>, 2},
     {"state_claim_unmarked", claim_teeth<bug::state_claim_unmarked>, 2},
     {"state_stale_keeps_claim", claim_teeth<bug::state_stale_keeps_claim>, 2},
+    {"state_claim_second_entry", claim_teeth<bug::state_claim_second_entry>, 2},
     {"lifo_hidden_from_recheck", lifo_teeth<bug::lifo_hidden_from_recheck>, 1},
     {"remote_push_relaxed", remote_teeth<bug::remote_push_relaxed>, 1},
     {"fork_promoted_run_inline", fork_teeth<bug::fork_promoted_run_inline>, 2},

@@ -51,11 +51,16 @@
 //     (NOTIFIED, not RUNNING, COMPLETE, CANCELLED or CLAIMED) with a reference of its own, clears
 //     NOTIFIED and sets CLAIMED, all in one CAS; the claimer then runs it as a worker that popped
 //     its entry would (transition_to_idle / the completion, which drop that reference). The entry
-//     stays in its queue, holding its reference: the next transition_to_running() of any entry
-//     of the task while CLAIMED is set clears CLAIMED and drops that entry's reference (entries are
-//     interchangeable). So: entries in queues = NOTIFIED + CLAIMED (one each at most), an idle task
-//     without NOTIFIED is never run (a waker that resolved its suspension and has not yet notified
-//     may rely on it: waiter.hpp's claim), and the header outlives the stale entry.
+//     stays in its queue, holding its reference, and is the task's only entry: a task has at most
+//     ONE queue entry at any time (the injector links its items through task::next, so a second
+//     entry of the same task would corrupt it). While CLAIMED is set, whatever would queue a new
+//     entry (a wake or cancel of the idle task, a run that ends NOTIFIED) instead turns the stale
+//     entry back into the real one: CLAIMED -> NOTIFIED, no submit, the reference the new entry
+//     would have owned is dropped (never the last: the entry holds one). A transition_to_running()
+//     that finds CLAIMED (the entry is stale, the task is running, idle or complete) clears it and
+//     drops the entry's reference. So NOTIFIED and CLAIMED are both set only while RUNNING, an
+//     idle task without NOTIFIED is never run (a waker that resolved its suspension and has not
+//     yet notified relies on it: waiter.hpp's claim), and the header outlives the stale entry.
 //
 // Guarantees (tests/detail/task_state_test.cpp, model task_state_* in tests/reliability):
 // never resumed on two threads at once (RUNNING is taken only by the holder of a queue entry, and
@@ -168,6 +173,9 @@ public:
             if ((next & notified) == 0) {
                 next -= ref_one;
                 r = refs(next) == 0 ? idle_result::ok_dealloc : idle_result::ok;
+            } else if ((next & claimed) != 0 && Policy::injected_bug != bug::state_claim_second_entry) {
+                next = (next & ~claimed) - ref_one;  // the stale entry is the entry again (see the header)
+                r = idle_result::ok;
             }
             if (cas(s, next)) return r;
         }
@@ -183,8 +191,12 @@ public:
                 if constexpr (Policy::injected_bug != bug::state_wake_running_no_notify) next |= notified;
                 next -= ref_one;  // the runner holds one, so this is never the last
             } else if ((s & (notified | complete)) == 0) {
-                next |= notified;  // our reference becomes the queue entry's
-                r = notify_result::submit;
+                if ((s & claimed) != 0 && Policy::injected_bug != bug::state_claim_second_entry) {
+                    next = ((next & ~claimed) | notified) - ref_one;  // the stale entry is the entry again
+                } else {
+                    next |= notified;  // our reference becomes the queue entry's
+                    r = notify_result::submit;
+                }
             } else {
                 next -= ref_one;
                 if (refs(next) == 0) r = notify_result::dealloc;
@@ -202,6 +214,8 @@ public:
             if ((s & (notified | complete)) != 0) return r;  // queued already, or done: nothing to do
             if ((s & running) != 0) {
                 if constexpr (Policy::injected_bug != bug::state_wake_running_no_notify) next |= notified;
+            } else if ((s & claimed) != 0 && Policy::injected_bug != bug::state_claim_second_entry) {
+                next = (next & ~claimed) | notified;  // the stale entry is the entry again
             } else {
                 next = (next | notified) + ref_one;
                 r = notify_result::submit;
@@ -221,6 +235,8 @@ public:
             notify_result r = notify_result::do_nothing;
             if ((s & running) != 0) {
                 next |= notified;
+            } else if ((s & claimed) != 0) {
+                next = (next & ~claimed) | notified;  // the stale entry is the entry again
             } else if ((s & notified) == 0) {
                 next = (next | notified) + ref_one;
                 r = notify_result::submit;
