@@ -98,8 +98,9 @@ void worker::publish_forks_cold() {
 void worker::wait_until(completion& done) {
     if (forks_.has_private()) publish_forks_cold();
     // The waiting frame may be a coroutine task (crew::join inside it): every task found here gets
-    // a fresh budget (find_task), so the waiting task's is put back after each nested run.
-    const std::uint32_t saved_budget = async_budget_left;
+    // a fresh budget (find_task) and a coroutine run leaves its thread-locals behind
+    // (async_schedule.hpp), so the waiting task's are put back after each nested run.
+    const nested_async_run saved_run;
     while (!done.is_set()) {
         bool related = false;
         if (task* t = find_help(related)) {
@@ -107,7 +108,7 @@ void worker::wait_until(completion& done) {
             if (metrics_enabled && counters_.state() != worker_state::busy) note_busy_cold();
             spins_ = 0;
             run_helped(t, related);
-            async_budget_left = saved_budget;
+            saved_run.restore();
         } else if (may_help_unrelated()) {
             idle_cold(&done);
         } else {

@@ -11,31 +11,26 @@ namespace crew::detail {
 
 namespace {
 
-// The thread-locals of one run, saved and restored: a worker that helps (crew::join inside a
-// coroutine) may run another coroutine task on top of the one it interrupted.
+// The thread-locals of one run. Not saved and restored here: a run nested on top of another
+// coroutine's run starts only inside worker::wait_until, which saves them (nested_async_run,
+// async_schedule.hpp); at the top of the worker loop there is nothing to restore. Saving them on
+// every run kept three values in callee-saved registers across the resume.
 class run_scope {
 public:
-    explicit run_scope(async_task* t) noexcept
-        : task_(current_async_task), transfers_(inline_transfers), budget_(async_budget_left) {
+    run_scope(async_task* t, std::uint32_t transfers) noexcept {
         current_async_task = t;
-        inline_transfers = 0;
+        inline_transfers = transfers;
         begin_async_run();
     }
-    ~run_scope() {
-        current_async_task = task_;
-        inline_transfers = transfers_;
-        async_budget_left = budget_;
-    }
+    ~run_scope() { current_async_task = nullptr; }
     run_scope(const run_scope&) = delete;
     run_scope& operator=(const run_scope&) = delete;
-
-private:
-    async_task* task_;
-    std::uint32_t transfers_;
-    std::uint32_t budget_;
 };
 
 using state_t = task_state<>;
+
+// Inline runs nested on this thread now (async_task::run_inline).
+constinit thread_local std::uint32_t inline_run_depth = 0;
 
 }  // namespace
 
@@ -80,9 +75,9 @@ void async_task::run(task* t) noexcept {
     self->run_once();
 }
 
-void async_task::run_once() noexcept {
+void async_task::run_once(std::uint32_t transfers) noexcept {
     {
-        run_scope scope(this);
+        run_scope scope(this, transfers);
         // acquire: pairs with the resolving CAS. A suspension still waiting means this entry
         // came from a stale notification (e.g. a retracted suspension): do not resume.
         if (susp.phase() != phase_waiting) resume_point.resume();
@@ -92,6 +87,28 @@ void async_task::run_once() noexcept {
         return;
     }
     after_run();
+}
+
+bool async_task::run_inline() noexcept {
+    // The stack bounds: nested inline runs, and the awaiter's transfers (the inline run counts as
+    // one and continues the count, so a chain of inline runs and transfers stays within
+    // max_inline_transfers frames).
+    if (inline_run_depth >= max_inline_runs || inline_transfers >= max_inline_transfers) return false;
+    if (!state.claim_to_run_inline()) return false;
+    const nested_async_run saved;  // the awaiter's run state
+    // `owner` is read after the claim (its acquire orders a migrate by an earlier run before it).
+    if (owner != saved.task->owner) [[unlikely]] {
+        // Another pool's task: give the run back, queued on its own pool (the claim's reference
+        // becomes the new entry's; the old entry stays stale).
+        notify_self();
+        after_run();
+        return false;
+    }
+    ++inline_run_depth;
+    run_once(saved.transfers + 1);
+    --inline_run_depth;
+    saved.restore();
+    return true;
 }
 
 void async_task::after_run() noexcept {

@@ -212,6 +212,78 @@ TEST(task_state, a_stale_entry_only_drops_its_reference) {
     EXPECT_EQ(s.transition_to_running(), run_result::dealloc);
 }
 
+// Run inline (claim_to_run_inline): the awaiter takes a queued task's run; the entry left in the
+// queue is dropped by its next transition_to_running, which clears CLAIMED.
+TEST(task_state, an_inline_claim_takes_a_queued_tasks_run_and_marks_its_entry_stale) {
+    state s;  // born queued: entry, handle, registry
+    ASSERT_TRUE(s.claim_to_run_inline());
+    EXPECT_TRUE(has(s, state::running | state::claimed));
+    EXPECT_FALSE(has(s, state::notified));
+    EXPECT_EQ(refs(s), 4u);  // + the claimer's run
+    EXPECT_FALSE(s.claim_to_run_inline());  // running
+    EXPECT_EQ(s.transition_to_idle(), idle_result::ok);  // the claimer's run ends: its reference goes
+    EXPECT_EQ(refs(s), 3u);
+    EXPECT_FALSE(s.claim_to_run_inline());  // idle, not queued: nothing to claim
+    // A wake while the stale entry is still queued: it becomes the real entry again (one entry
+    // per task at most), no submit, no new reference.
+    EXPECT_EQ(s.transition_to_notified_by_ref(), notify_result::do_nothing);
+    EXPECT_TRUE(has(s, state::notified));
+    EXPECT_FALSE(has(s, state::claimed));
+    EXPECT_EQ(refs(s), 3u);
+    EXPECT_TRUE(s.claim_to_run_inline());  // queued again: claimable again
+    EXPECT_EQ(s.transition_to_running(), run_result::failed);  // the entry pops while the claimer runs
+    EXPECT_FALSE(has(s, state::claimed));
+    EXPECT_EQ(s.transition_to_idle(), idle_result::ok);
+    EXPECT_EQ(refs(s), 2u);
+}
+
+// A run inline that ends NOTIFIED (a yield, a wake during it) while its stale entry is queued
+// hands the licence to that entry instead of queueing a second one; so do a by-value wake and
+// a cancel of the idle task.
+TEST(task_state, a_claimed_task_keeps_one_entry) {
+    state s;  // entry, handle, registry
+    ASSERT_TRUE(s.claim_to_run_inline());
+    EXPECT_EQ(s.transition_to_idle(true), idle_result::ok);  // a yield: the stale entry runs it next
+    EXPECT_TRUE(has(s, state::notified));
+    EXPECT_FALSE(has(s, state::claimed));
+    EXPECT_EQ(refs(s), 3u);
+    ASSERT_TRUE(s.claim_to_run_inline());
+    ASSERT_EQ(s.transition_to_idle(), idle_result::ok);  // suspended; the stale entry still queued
+    s.ref_inc();  // a waker's reference
+    EXPECT_EQ(s.transition_to_notified_by_val(), notify_result::do_nothing);  // its reference dropped
+    EXPECT_TRUE(has(s, state::notified));
+    EXPECT_EQ(refs(s), 3u);
+    ASSERT_TRUE(s.claim_to_run_inline());
+    ASSERT_EQ(s.transition_to_idle(), idle_result::ok);
+    EXPECT_EQ(s.cancel(), notify_result::do_nothing);  // the stale entry drops it
+    EXPECT_TRUE(has(s, state::notified | state::cancelled));
+    EXPECT_EQ(s.transition_to_running(), run_result::cancelled);
+}
+
+TEST(task_state, an_inline_claim_refuses_running_complete_cancelled_and_idle_tasks) {
+    state a;
+    ASSERT_EQ(a.transition_to_running(), run_result::success);
+    EXPECT_FALSE(a.claim_to_run_inline());  // running
+    (void)a.transition_to_complete();
+    EXPECT_FALSE(a.claim_to_run_inline());  // complete
+    state b;
+    EXPECT_EQ(b.cancel(), notify_result::do_nothing);  // queued already: CANCELLED only
+    EXPECT_FALSE(b.claim_to_run_inline());
+    state c;
+    ASSERT_EQ(c.transition_to_running(), run_result::success);
+    ASSERT_EQ(c.transition_to_idle(), idle_result::ok);
+    EXPECT_FALSE(c.claim_to_run_inline());  // idle, no entry
+}
+
+// The stale entry of a claimed run that completed: it drops the last scheduler reference.
+TEST(task_state, the_stale_entry_of_a_completed_inline_run_frees_last) {
+    state s(2);  // entry, handle
+    ASSERT_TRUE(s.claim_to_run_inline());
+    EXPECT_EQ(s.transition_to_complete_unwatched(1, false), crew::detail::complete_result::done);
+    s.drop_join_interest_complete();
+    EXPECT_EQ(s.transition_to_running(), run_result::dealloc);
+}
+
 TEST(task_state, cancel_an_idle_task_queues_it_to_be_dropped) {
     state s;
     ASSERT_EQ(s.transition_to_running(), run_result::success);

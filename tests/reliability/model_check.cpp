@@ -44,6 +44,8 @@ const scenario correct_scenarios[scenario_count] = {
     ring_scenario<bug::none, ring_drain>("ring_drain_cap4"),
     task_state_scenario<bug::none, false>("task_state_wake_run_join"),
     task_state_scenario<bug::none, true>("task_state_cancel_wake_run"),
+    task_claim_scenario<bug::none, false>("task_state_inline_claim"),
+    task_claim_scenario<bug::none, true>("task_state_inline_claim_cancel"),
     parking_lifo_scenario<bug::none>("parking_with_lifo_slots"),
     remote_list_scenario<bug::none>("frame_remote_list"),
     fork_scenario<bug::none>("fork_request_promote_steal"),

@@ -124,9 +124,13 @@ template <bug Bug, bool Cancel>
 constexpr scenario task_state_scenario(const char* name) {
     return {name, &simulate<task_state_model<relacy_atomics<Bug>, Cancel>>};
 }
+template <bug Bug, bool Cancel>
+constexpr scenario task_claim_scenario(const char* name) {
+    return {name, &simulate<task_claim_model<relacy_atomics<Bug>, Cancel>>};
+}
 
 // The correct code: every scenario (model_check.cpp).
-inline constexpr int scenario_count = 22;  // + model_fork.hpp's
+inline constexpr int scenario_count = 24;  // + model_fork.hpp's
 extern const scenario correct_scenarios[scenario_count];
 
 // A bug and the scenarios that must catch it (model_teeth.cpp).
@@ -135,7 +139,7 @@ struct bug_entry {
     const scenario* scenarios;
     int count;
 };
-inline constexpr int bug_count = 21;  // + model_fork.hpp's
+inline constexpr int bug_count = 24;  // + model_fork.hpp's
 extern const bug_entry bugs[bug_count];
 
 }  // namespace crew_model

@@ -158,4 +158,128 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
     }
 };
 
+// ---------------------------------------------------------------------------------------------
+// Run inline (task_state::claim_to_run_inline, async_task::run_inline): the awaiter of a queued
+// task takes its run against a worker that pops its entry (a thief) and a waker (Cancel: and a
+// canceller first). One mock task, born queued (one entry), that completes when it sees the
+// message and otherwise suspends. Thread 0 is the awaiter: it claims the run and runs it inline,
+// or leaves it to the queue, then drops its handle. Thread 1 is a worker running the queue's
+// entries; thread 2 sends the message and wakes the task by value (Cancel: cancels it first).
+// Checked, besides task_state_model's (completes once, result and frame freed once, one run at
+// a time through the rl::var frame): a run after the first starts only once the message was sent
+// (the claimed entry never runs the task again: "both run it"), and the task completes (the wake
+// after an inline run is never dropped as the stale entry: "neither runs it").
+template <class Policy, bool Cancel>
+struct task_claim_model : rl::test_suite<task_claim_model<Policy, Cancel>, 3> {
+    using state = crew::detail::task_state<Policy>;
+    aligned_box<state> st{std::uint64_t{Cancel ? 4u : 3u}};  // entry, handle, sender (, canceller)
+    model_run_queue queue{1};
+    rl::var<int> frame;
+    rl::var<int> result;
+    model_atomic<int> msg{0};
+    int completed = 0, results_dropped = 0, freed = 0, runs = 0;  // ghosts
+    int entries = 1;  // ghost: queue entries of the task (at most one: the injector's intrusive links)
+
+    void submit() {
+        RL_ASSERT(entries == 0);  // a second entry of one task
+        ++entries;
+        queue.submit();
+    }
+    bool take_entry() {
+        const bool got = queue.take_entry();
+        if (got) --entries;
+        return got;
+    }
+
+    task_claim_model() {
+        frame(RL_INFO) = 0;
+        result(RL_INFO) = 0;
+    }
+
+    void alive() { RL_ASSERT(freed == 0); }
+    void free_frame() {
+        RL_ASSERT(freed == 0);
+        ++freed;
+    }
+    // A worker popped an entry.
+    void run() {
+        alive();
+        switch (st->transition_to_running()) {
+            case crew::detail::run_result::failed: return;
+            case crew::detail::run_result::dealloc: free_frame(); return;
+            case crew::detail::run_result::cancelled: complete(); return;
+            case crew::detail::run_result::success: break;
+        }
+        body();
+    }
+    // RUNNING held (a popped entry, or the awaiter's claim): one run of the coroutine.
+    void body() {
+        frame(RL_INFO) = frame(RL_INFO) + 1;  // never on two threads at once
+        const bool sent = msg.load(std::memory_order::acquire) == 1;
+        RL_ASSERT(runs == 0 || sent);  // a later run needs the wake (the message comes first)
+        ++runs;
+        if (sent) return complete();
+        switch (st->transition_to_idle()) {
+            case crew::detail::idle_result::ok: return;
+            case crew::detail::idle_result::ok_notified: submit(); return;
+            case crew::detail::idle_result::ok_dealloc: free_frame(); return;
+            case crew::detail::idle_result::cancelled: complete(); return;
+        }
+    }
+    void complete() {
+        result(RL_INFO) = 1;
+        bool output_dropped = false;
+        for (;;) {
+            switch (st->transition_to_complete_unwatched(1, output_dropped)) {
+                case crew::detail::complete_result::done: ++completed; return;
+                case crew::detail::complete_result::done_dealloc: ++completed; free_frame(); return;
+                case crew::detail::complete_result::drop_output:
+                    RL_ASSERT(result(RL_INFO) == 1);
+                    ++results_dropped;
+                    output_dropped = true;
+                    break;
+                case crew::detail::complete_result::join_waker: RL_ASSERT(false); return;  // none installed
+            }
+        }
+    }
+    void drop_handle() {
+        alive();
+        crew::detail::join_drop d = st->unset_join_interested();
+        if (d.drop_output) {
+            RL_ASSERT(result(RL_INFO) == 1);
+            ++results_dropped;
+        }
+        if (st->ref_dec()) free_frame();
+    }
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            alive();
+            if (st->claim_to_run_inline()) body();
+            drop_handle();
+        } else if (index == 1) {
+            for (int i = 0; i < 3; ++i)
+                if (take_entry()) run();
+        } else {
+            if (Cancel) {
+                alive();
+                if (st->cancel() == crew::detail::notify_result::submit) submit();
+                if (st->ref_dec()) free_frame();  // the canceller's reference
+            }
+            msg.store(1, std::memory_order::release);
+            alive();
+            crew::detail::notify_result r = st->transition_to_notified_by_val();
+            if (r == crew::detail::notify_result::submit) submit();
+            if (r == crew::detail::notify_result::dealloc) free_frame();
+        }
+    }
+
+    void after() {
+        while (take_entry()) run();
+        RL_ASSERT(completed == 1);
+        RL_ASSERT(results_dropped == 1);
+        RL_ASSERT(freed == 1);
+    }
+};
+
 }  // namespace crew_model

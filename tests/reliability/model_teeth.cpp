@@ -43,6 +43,10 @@ constexpr scenario state_teeth[] = {task_state_scenario<Bug, false>("task_state_
                                     task_state_scenario<Bug, true>("task_state_cancel_wake_run")};
 
 template <bug Bug>
+constexpr scenario claim_teeth[] = {task_claim_scenario<Bug, false>("task_state_inline_claim"),
+                                    task_claim_scenario<Bug, true>("task_state_inline_claim_cancel")};
+
+template <bug Bug>
 constexpr scenario task_word_teeth[] = {task_word_scenario<Bug, false>("task_word_wake_stale_wake"),
                                         task_word_scenario<Bug, true>("task_word_cancel_wake_drop"),
                                         late_waker_scenario<Bug>("task_word_late_waker")};
@@ -76,6 +80,9 @@ const bug_entry bugs[bug_count] = {
     {"ring_overflow_without_claim", ring_teeth<bug::ring_overflow_without_claim>, 5},
     {"state_wake_running_no_notify", state_teeth<bug::state_wake_running_no_notify>, 2},
     {"state_fold_ignores_join_waker", state_teeth<bug::state_fold_ignores_join_waker>, 2},
+    {"state_claim_unmarked", claim_teeth<bug::state_claim_unmarked>, 2},
+    {"state_stale_keeps_claim", claim_teeth<bug::state_stale_keeps_claim>, 2},
+    {"state_claim_second_entry", claim_teeth<bug::state_claim_second_entry>, 2},
     {"lifo_hidden_from_recheck", lifo_teeth<bug::lifo_hidden_from_recheck>, 1},
     {"remote_push_relaxed", remote_teeth<bug::remote_push_relaxed>, 1},
     {"fork_promoted_run_inline", fork_teeth<bug::fork_promoted_run_inline>, 2},

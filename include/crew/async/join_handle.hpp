@@ -156,6 +156,8 @@ struct join_handle<T>::awaiter {
     bool await_suspend(std::coroutine_handle<> h) noexcept {
         detail::async_task* t = handle->task_;
         if (handle->done()) return detail::yield_suspend(h);  // ready, but the budget is spent
+        // Not started yet (still queued): run it here rather than suspend until a worker does.
+        if (t->run_inline() && handle->done()) return !detail::spend_budget() && detail::yield_suspend(h);
         armed = true;
         detail::waker w = detail::prepare_suspend(h, mode);
         if (!w) return false;  // cancellation requested: await_resume throws

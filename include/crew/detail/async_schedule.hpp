@@ -28,6 +28,7 @@
 namespace crew::detail {
 
 class registry;
+class async_task;
 
 enum class async_wake : std::uint8_t {
     spawn,  // a new task: FIFO (the back of the ring), never the LIFO slot
@@ -62,6 +63,29 @@ inline constinit thread_local std::uint32_t async_budget_left
     __attribute__((tls_model("initial-exec"))) = async_budget;
 
 inline void begin_async_run() noexcept { async_budget_left = async_budget; }
+
+// The coroutine task running on this thread (nullptr outside every run), and the number of inline
+// symmetric transfers since its run began (the stack bound of crew/async/task.hpp). A run sets
+// them and, when it returns, leaves current_async_task null (async_task::run_once): it does not
+// restore what was there before. A run nested on top of another coroutine's run (a worker that
+// helps inside crew::join, task_group::wait or a blocking get() called from a coroutine) can only
+// start inside worker::wait_until, which saves all three thread-locals (nested_async_run below)
+// and puts them back after each nested task, so the interrupted run finds them as it left them.
+inline constinit thread_local async_task* current_async_task __attribute__((tls_model("initial-exec"))) = nullptr;
+inline constinit thread_local std::uint32_t inline_transfers __attribute__((tls_model("initial-exec"))) = 0;
+
+// What a waiting worker saves before it runs other tasks on top of the frame that waits, and
+// restores after each (worker::wait_until; a cold path: once per nested task).
+struct nested_async_run {
+    async_task* task = current_async_task;
+    std::uint32_t transfers = inline_transfers;
+    std::uint32_t budget = async_budget_left;
+    void restore() const noexcept {
+        current_async_task = task;
+        inline_transfers = transfers;
+        async_budget_left = budget;
+    }
+};
 
 // Spend one unit. False when the budget is exhausted: the caller must suspend and re-queue the
 // task with async_wake::yield (and the worker counts a budget-forced yield).

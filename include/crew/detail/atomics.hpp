@@ -58,6 +58,9 @@ enum class bug : unsigned {
     ring_overflow_without_claim,// async_ring overflow: shrink the tail without the CAS on head that orders it
     state_wake_running_no_notify,  // task_state: a wake while RUNNING does not set NOTIFIED (lost wake)
     state_fold_ignores_join_waker,  // task_state: the one-CAS completion also folds when a join waker is installed (never fired)
+    state_claim_unmarked,          // task_state claim_to_run_inline(): the queue entry is not marked stale (it runs the task again)
+    state_stale_keeps_claim,       // task_state: a stale entry's pop leaves CLAIMED set (the next real entry is dropped too)
+    state_claim_second_entry,      // task_state: a wake of a CLAIMED task queues a second entry (two entries: intrusive links break)
     remote_push_relaxed,   // frame_cache remote list: push publishes the node with a relaxed CAS
     lifo_hidden_from_recheck,  // the LIFO-slot sleep/wake model: the park re-check ignores LIFO slots
     fork_promoted_run_inline,  // fork_stack take_back(): a promoted job is also taken back inline

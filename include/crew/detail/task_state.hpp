@@ -12,7 +12,9 @@
 //   bit 3 JOIN_INTEREST the join handle is alive
 //   bit 4 JOIN_WAKER   the join waker slot is filled and belongs to the runtime (see below)
 //   bit 5 CANCELLED    cancel() was called
-//   bits 6..63         the reference count (one unit = 64): queue entries + wakers holding the
+//   bit 6 CLAIMED      one queue entry of the task is stale: its awaiter claimed the task's run
+//                      and ran it inline (claim_to_run_inline); the next entry popped is dropped
+//   bits 7..63         the reference count (one unit = 128): queue entries + wakers holding the
 //                      task by value + the join handle + whatever the scheduler registers.
 // A new task is born queued: initial_refs references (by default 3: the first queue entry, the
 // join handle, the scheduler's registry) + JOIN_INTEREST + NOTIFIED.
@@ -44,6 +46,21 @@
 //     COMPLETE destroys the result and then drop_join_interest_complete() (both in one RMW).
 //   * A yield: the running task records it (no RMW) and the runner passes it to
 //     transition_to_idle(true), which sets NOTIFIED as a wake during the run would have.
+//   * Run inline (session 10): the task awaiting a queued task's join handle (on the same pool) may
+//     take its run instead of suspending: claim_to_run_inline() takes RUNNING from a queued task
+//     (NOTIFIED, not RUNNING, COMPLETE, CANCELLED or CLAIMED) with a reference of its own, clears
+//     NOTIFIED and sets CLAIMED, all in one CAS; the claimer then runs it as a worker that popped
+//     its entry would (transition_to_idle / the completion, which drop that reference). The entry
+//     stays in its queue, holding its reference, and is the task's only entry: a task has at most
+//     ONE queue entry at any time (the injector links its items through task::next, so a second
+//     entry of the same task would corrupt it). While CLAIMED is set, whatever would queue a new
+//     entry (a wake or cancel of the idle task, a run that ends NOTIFIED) instead turns the stale
+//     entry back into the real one: CLAIMED -> NOTIFIED, no submit, the reference the new entry
+//     would have owned is dropped (never the last: the entry holds one). A transition_to_running()
+//     that finds CLAIMED (the entry is stale, the task is running, idle or complete) clears it and
+//     drops the entry's reference. So NOTIFIED and CLAIMED are both set only while RUNNING, an
+//     idle task without NOTIFIED is never run (a waker that resolved its suspension and has not
+//     yet notified relies on it: waiter.hpp's claim), and the header outlives the stale entry.
 //
 // Guarantees (tests/detail/task_state_test.cpp, model task_state_* in tests/reliability):
 // never resumed on two threads at once (RUNNING is taken only by the holder of a queue entry, and
@@ -94,7 +111,8 @@ public:
     static constexpr std::uint64_t join_interest = 8;
     static constexpr std::uint64_t join_waker = 16;
     static constexpr std::uint64_t cancelled = 32;
-    static constexpr std::uint64_t ref_one = 64;
+    static constexpr std::uint64_t claimed = 64;
+    static constexpr std::uint64_t ref_one = 128;
     static constexpr std::uint64_t flag_mask = ref_one - 1;
     static constexpr std::uint64_t default_refs = 3;
 
@@ -113,7 +131,11 @@ public:
         for (;;) {
             std::uint64_t next = s;
             run_result r;
-            if ((s & (running | complete)) != 0) {  // a stale entry: drop its reference only
+            if ((s & claimed) != 0) {  // the entry an inline run made stale (or one like it): drop it
+                if constexpr (Policy::injected_bug != bug::state_stale_keeps_claim) next &= ~claimed;
+                next -= ref_one;
+                r = refs(next) == 0 ? run_result::dealloc : run_result::failed;
+            } else if ((s & (running | complete)) != 0) {  // a stale entry: drop its reference only
                 next -= ref_one;
                 r = refs(next) == 0 ? run_result::dealloc : run_result::failed;
             } else {
@@ -121,6 +143,21 @@ public:
                 r = (s & cancelled) != 0 ? run_result::cancelled : run_result::success;
             }
             if (cas(s, next)) return r;
+        }
+    }
+
+    // The task awaiting this one's handle takes its run (see the header). True: RUNNING taken, with
+    // a new reference for the claimer's run; its queue entry is marked stale (CLAIMED). False: it
+    // is not queued (running, idle, complete), cancelled, or an entry is marked stale already.
+    // acq_rel CAS (cas()): acquire, as transition_to_running's, pairs with the release of the
+    // transition that queued it (the spawn's publication of the frame, a waker's writes).
+    bool claim_to_run_inline() noexcept {
+        std::uint64_t s = word_.load(std::memory_order_acquire);
+        for (;;) {
+            if ((s & (notified | running | complete | cancelled | claimed)) != notified) return false;
+            std::uint64_t next = ((s | running) & ~notified) + ref_one;
+            if constexpr (Policy::injected_bug != bug::state_claim_unmarked) next |= claimed;
+            if (cas(s, next)) return true;
         }
     }
 
@@ -136,6 +173,9 @@ public:
             if ((next & notified) == 0) {
                 next -= ref_one;
                 r = refs(next) == 0 ? idle_result::ok_dealloc : idle_result::ok;
+            } else if ((next & claimed) != 0 && Policy::injected_bug != bug::state_claim_second_entry) {
+                next = (next & ~claimed) - ref_one;  // the stale entry is the entry again (see the header)
+                r = idle_result::ok;
             }
             if (cas(s, next)) return r;
         }
@@ -151,8 +191,12 @@ public:
                 if constexpr (Policy::injected_bug != bug::state_wake_running_no_notify) next |= notified;
                 next -= ref_one;  // the runner holds one, so this is never the last
             } else if ((s & (notified | complete)) == 0) {
-                next |= notified;  // our reference becomes the queue entry's
-                r = notify_result::submit;
+                if ((s & claimed) != 0 && Policy::injected_bug != bug::state_claim_second_entry) {
+                    next = ((next & ~claimed) | notified) - ref_one;  // the stale entry is the entry again
+                } else {
+                    next |= notified;  // our reference becomes the queue entry's
+                    r = notify_result::submit;
+                }
             } else {
                 next -= ref_one;
                 if (refs(next) == 0) r = notify_result::dealloc;
@@ -170,6 +214,8 @@ public:
             if ((s & (notified | complete)) != 0) return r;  // queued already, or done: nothing to do
             if ((s & running) != 0) {
                 if constexpr (Policy::injected_bug != bug::state_wake_running_no_notify) next |= notified;
+            } else if ((s & claimed) != 0 && Policy::injected_bug != bug::state_claim_second_entry) {
+                next = (next & ~claimed) | notified;  // the stale entry is the entry again
             } else {
                 next = (next | notified) + ref_one;
                 r = notify_result::submit;
@@ -189,6 +235,8 @@ public:
             notify_result r = notify_result::do_nothing;
             if ((s & running) != 0) {
                 next |= notified;
+            } else if ((s & claimed) != 0) {
+                next = (next & ~claimed) | notified;  // the stale entry is the entry again
             } else if ((s & notified) == 0) {
                 next = (next | notified) + ref_one;
                 r = notify_result::submit;

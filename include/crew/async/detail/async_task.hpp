@@ -52,15 +52,17 @@ struct join_slot {
     completion* blocked = nullptr;
 };
 
-// The coroutine task running on this thread (nullptr outside every run), and the number of inline
-// symmetric transfers since its run began (the stack bound of task.hpp).
-inline constinit thread_local async_task* current_async_task __attribute__((tls_model("initial-exec"))) = nullptr;
-inline constinit thread_local std::uint32_t inline_transfers __attribute__((tls_model("initial-exec"))) = 0;
+// current_async_task and inline_transfers (the running task, and the stack bound of task.hpp)
+// live in crew/detail/async_schedule.hpp: the worker saves them around nested runs.
 
 // How many symmetric transfers one run makes inline before it re-queues itself (a yield). Without a
 // guaranteed tail call (g++ -O0, ASan, TSan) every transfer nests a frame until the run returns;
 // 1024 of them stay far below a megabyte.
 inline constexpr std::uint32_t max_inline_transfers = 1024;
+
+// How many inline runs (async_task::run_inline: an awaited, queued task run on its awaiter's
+// stack) may nest on one thread: each keeps its awaiter's frames on the stack below it.
+inline constexpr std::uint32_t max_inline_runs = 8;
 
 // The header whose root frame destroy_root() is destroying on this thread (see above); nullptr
 // otherwise. Saved and restored: destroying a root may drop join handles of other tasks.
@@ -101,6 +103,14 @@ public:
 
     // detail::task::execute: a worker popped a queue entry of this task.
     static void run(task* t) noexcept;
+
+    // The running task (current_async_task) awaits this task's join handle and this task is queued
+    // and not started: take its run (task_state's claim_to_run_inline) and run it here, on the
+    // awaiter's stack, instead of suspending the awaiter until a worker gets to it. True: it ran
+    // (it may have completed, or suspended); false: nothing happened (not queued, running or
+    // complete, cancelled, the nesting bound, or another pool's task). The awaiter's run state is
+    // put back afterwards (nested_async_run).
+    bool run_inline() noexcept;
 
     // Cancellation (any thread holding a reference): sets the sticky bit; resolves a cancellable
     // waiting suspension as cancelled and queues the task; runs the cancel hooks. Idempotent.
@@ -160,7 +170,8 @@ private:
     async_task(registry& r, std::coroutine_handle<> h, promise_base* p) noexcept
         : task{&run}, owner(&r), resume_point(h), root(h), root_promise(p) {}
 
-    void run_once() noexcept;
+    // `transfers`: inline_transfers at the start of the run (an inline run continues its awaiter's).
+    void run_once(std::uint32_t transfers = 0) noexcept;
     void link_cold() noexcept;
     void after_run() noexcept;
     void complete(std::uint64_t scheduler_refs) noexcept;
