@@ -13,6 +13,10 @@
 //
 // Invariants (owner-only indices, 0 <= top_ <= n_ <= capacity):
 //   * items_[top_, n_) are private: recorded, never published. items_[0, top_) were promoted.
+//   * take_back() assumes forks and take-backs nest (joins); take_back(item, ...) and leave_task()
+//     do not (task_group children recorded above a join's job, or left by their task: see
+//     detail/group_fork.hpp): they publish every private entry and drop the depth to `item`'s
+//     index or the task's base, so the invariants below hold again afterwards.
 //   * Forks and take-backs nest (LIFO): the job taken back is always items_[n_ - 1]. Promotion is
 //     oldest first, so a promoted job has only promoted jobs below it: when the job being taken back
 //     has index < top_ it was promoted, and so was every job below; top_ drops to n_.

@@ -19,6 +19,9 @@
 //   end_wait()      -- the waiter, after c was set: clears waiter_.
 //   unfinished()    -- any thread: a snapshot of the count (acquire).
 //   finish(n)       -- n > 1: the fold of a drain (below): n children finished at once.
+//   hold_token(), count_promoted(), drop_token(n) -- private children (detail/group_fork.hpp):
+//                      an add() for a worker's holder token, an add() before a recorded child's
+//                      push, and finish(n + 1) for the token plus n drained promoted children.
 //
 // The drain (the unstolen-child fast path, crew/task_group.hpp): before it announces itself, a
 // waiter on a worker runs the work its task pushed (the group's children among it). Children that
