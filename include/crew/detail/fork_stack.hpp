@@ -258,8 +258,8 @@ private:
     // index until taken back).
     template <class Deque, class BeforePush>
     [[gnu::noinline]] bool take_back_other(T* item, Deque& deque, BeforePush before_push) {
-        std::uint64_t w = word_.load(std::memory_order_relaxed);  // relaxed: see fork
-        depth_t n = depth_of(w);
+        const std::uint64_t w = word_.load(std::memory_order_relaxed);  // relaxed: see fork
+        const depth_t n = depth_of(w);
         if (n > top_ && is_newest(n, item)) {  // private and newest: only the count wrapped
             store_wrapped(w + take_back_step);
             return true;
