@@ -148,6 +148,32 @@ TEST_P(metrics_suite, join_inline_half_and_every_task_counted_once) {
     }
 }
 
+// A skynet-shaped task_group tree (10 children per node, 3 levels): every child counts in tasks_run
+// exactly once, whether a thief ran it, the drain popped it, or (private children, docs/DESIGN.md
+// "Task groups", session 10) it was taken back privately.
+std::uint64_t group_tree(int levels) {
+    if (levels == 0) return 1;
+    std::atomic<std::uint64_t> sum{0};
+    crew::task_group g;
+    for (int i = 0; i < 10; ++i) g.run([&] { sum.fetch_add(group_tree(levels - 1), std::memory_order_relaxed); });
+    g.wait();
+    return sum.load(std::memory_order_relaxed);
+}
+
+TEST_P(metrics_suite, task_group_children_counted_once) {
+    REQUIRE_METRICS();
+    crew_test::watchdog dog(60s);
+    crew::pool& p = pool();
+    for (int round = 0; round < 3; ++round) {
+        crew::pool_metrics a = p.metrics();
+        EXPECT_EQ(p.run([] { return group_tree(3); }), 1000u);
+        crew::pool_metrics d = p.metrics() - a;
+        // The run() job and 10 + 100 + 1000 children.
+        EXPECT_EQ(d.total().tasks_run, 1u + 1110u) << "round " << round;
+        EXPECT_EQ(d.total().async_tasks_run, 0u);
+    }
+}
+
 TEST_P(metrics_suite, a_stolen_half_is_counted_as_a_steal) {
     REQUIRE_METRICS();
     if (workers() == 1) GTEST_SKIP() << "no thief in a one-worker pool";

@@ -116,6 +116,56 @@ TEST(fork_stack, promoting_with_nothing_private_only_clears_the_request) {
 
 // A binary tree of joins over [lo, hi) whose leaves count themselves; a slow leaf now and then
 // gives thieves time to ask. Every third level forks three ways through fork_join.
+// take_back(item, ...): the array need not nest (task_group children may lie above a join's job).
+TEST(fork_stack, a_named_take_back_is_private_only_when_the_entry_is_the_newest) {
+    fork_stack<int> s(2);
+    fake_deque d;
+    int counted = 0;
+    const auto count = [&counted](int*) noexcept { ++counted; };
+    int a = 0, job = 0, left = 0;
+    EXPECT_FALSE(s.fork(&a));
+    EXPECT_FALSE(s.fork(&job));
+    EXPECT_FALSE(s.fork(&left));  // recorded above the job, never taken back by its frame
+    EXPECT_FALSE(s.take_back(&job, d, count));  // not the newest: everything is published
+    ASSERT_EQ(d.items.size(), 3u);
+    EXPECT_EQ(d.items[0], &a);  // oldest first
+    EXPECT_EQ(d.items[1], &job);
+    EXPECT_EQ(d.items[2], &left);
+    EXPECT_EQ(counted, 3);      // each counted before its push
+    EXPECT_EQ(s.open(), 1);     // the depth dropped to the job's index: a stays open
+    EXPECT_FALSE(s.has_private());
+    EXPECT_EQ(s.inline_runs(), 0u);
+    int c = 0;
+    EXPECT_FALSE(s.fork(&c));   // private again above the promoted ones
+    EXPECT_TRUE(s.take_back(&c, d, count));
+    EXPECT_EQ(s.inline_runs(), 1u);  // counted as take_back() counts
+    EXPECT_FALSE(s.take_back(&a, d, count));  // promoted
+    EXPECT_EQ(s.open(), 0);
+    EXPECT_EQ(d.items.size(), 3u);
+}
+
+TEST(fork_stack, leaving_a_task_publishes_what_it_left_and_restores_the_depth) {
+    fork_stack<int> s(4);
+    fake_deque d;
+    int counted = 0;
+    const auto count = [&counted](int*) noexcept { ++counted; };
+    int outer = 0, x = 0, y = 0;
+    EXPECT_FALSE(s.fork(&outer));  // an enclosing join's job
+    const std::int64_t base = s.open();
+    s.leave_task(base, d, count);  // nothing left: nothing happens
+    EXPECT_TRUE(d.items.empty());
+    EXPECT_FALSE(s.fork(&x));
+    EXPECT_FALSE(s.fork(&y));
+    s.leave_task(base, d, count);
+    ASSERT_EQ(d.items.size(), 3u);  // everything private, oldest first
+    EXPECT_EQ(d.items[1], &x);
+    EXPECT_EQ(d.items[2], &y);
+    EXPECT_EQ(counted, 3);
+    EXPECT_EQ(s.open(), base);
+    EXPECT_FALSE(s.take_back(&outer, d, count));  // the enclosing join finds its job promoted
+    EXPECT_EQ(s.open(), 0);
+}
+
 void count_leaves(std::atomic<std::uint32_t>* hits, std::uint32_t lo, std::uint32_t hi, unsigned level) {
     if (hi - lo == 1) {
         hits[lo].fetch_add(1, std::memory_order_relaxed);

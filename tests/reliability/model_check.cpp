@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "reliability/model_fork.hpp"  // includes model_scenarios.hpp
+#include "reliability/model_group_fork.hpp"
 #include "reliability/model_task_word.hpp"
 #include "reliability/model_driver.hpp"
 #include "reliability/model_async_notify.hpp"
@@ -50,6 +51,7 @@ const scenario correct_scenarios[scenario_count] = {
     remote_list_scenario<bug::none>("frame_remote_list"),
     fork_scenario<bug::none>("fork_request_promote_steal"),
     fork_scenario<bug::none, 62>("fork_count_wraps_read"),
+    group_fork_scenario<bug::none>("group_fork_token_steal_wait"),
 };
 
 const scenario task_word_scenarios[task_word_scenario_count] = {

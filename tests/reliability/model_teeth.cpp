@@ -6,6 +6,7 @@
 // models C++11 release sequences, which still include later relaxed stores of the same thread, so
 // no scenario could catch it; chase_lev.hpp's header comment carries that argument instead.
 #include "reliability/model_fork.hpp"  // includes model_scenarios.hpp
+#include "reliability/model_group_fork.hpp"
 #include "reliability/model_task_word.hpp"
 
 namespace crew_model {
@@ -59,6 +60,8 @@ template <bug Bug>
 constexpr scenario fork_teeth[] = {fork_scenario<Bug>("fork_request_promote_steal"),
                                    fork_scenario<Bug, 62>("fork_count_wraps_read")};
 template <bug Bug>
+constexpr scenario group_fork_teeth[] = {group_fork_scenario<Bug>("group_fork_token_steal_wait")};
+template <bug Bug>
 constexpr scenario remote_teeth[] = {remote_list_scenario<Bug>("frame_remote_list")};
 
 }  // namespace
@@ -88,6 +91,10 @@ const bug_entry bugs[bug_count] = {
     {"fork_promoted_run_inline", fork_teeth<bug::fork_promoted_run_inline>, 2},
     {"fork_top_not_lowered", fork_teeth<bug::fork_top_not_lowered>, 2},
     {"fork_wrap_torn", fork_teeth<bug::fork_wrap_torn>, 2},
+    {"group_token_not_held", group_fork_teeth<bug::group_token_not_held>, 1},
+    {"group_promote_uncounted", group_fork_teeth<bug::group_promote_uncounted>, 1},
+    {"fork_take_back_no_identity", group_fork_teeth<bug::fork_take_back_no_identity>, 1},
+    {"group_boundary_no_publish", group_fork_teeth<bug::group_boundary_no_publish>, 1},
 };
 
 const bug_entry task_word_bugs[task_word_bug_count] = {

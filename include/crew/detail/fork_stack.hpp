@@ -13,6 +13,10 @@
 //
 // Invariants (owner-only indices, 0 <= top_ <= n_ <= capacity):
 //   * items_[top_, n_) are private: recorded, never published. items_[0, top_) were promoted.
+//   * take_back() assumes forks and take-backs nest (joins); take_back(item, ...) and leave_task()
+//     do not (task_group children recorded above a join's job, or left by their task: see
+//     detail/group_fork.hpp): they publish every private entry and drop the depth to `item`'s
+//     index or the task's base, so the invariants below hold again afterwards.
 //   * Forks and take-backs nest (LIFO): the job taken back is always items_[n_ - 1]. Promotion is
 //     oldest first, so a promoted job has only promoted jobs below it: when the job being taken back
 //     has index < top_ it was promoted, and so was every job below; top_ drops to n_.
@@ -103,17 +107,61 @@ public:
         return take_back_cold(w);
     }
 
+    // Owner only. Takes `item` back, for an array that does not nest (task_group children may be
+    // recorded above a join's job and outlive the frame that recorded them: "Private children" in
+    // detail/group_fork.hpp). Inline (true, counted as take_back) only when `item` is the newest
+    // entry and still private. Otherwise every private entry is published, oldest first
+    // (`before_push(entry)` before each push: a group child is counted there), the depth drops to
+    // item's index, and false sends the caller to the deque, where what lies above `item` comes
+    // first (join_take_promoted runs it).
+    template <class Deque, class BeforePush>
+    bool take_back(T* item, Deque& deque, BeforePush before_push) {
+        const std::uint64_t w = word_.load(std::memory_order_relaxed);  // relaxed: see fork
+        const depth_t n = depth_of(w);
+        std::uint64_t next;
+        if (n > top_ && is_newest(n, item) && !(__builtin_add_overflow(w, take_back_step, &next) && Counted)) [[likely]] {
+            word_.store(next, std::memory_order_relaxed);  // relaxed: see fork
+            return true;
+        }
+        return take_back_other(item, deque, before_push);
+    }
+
     // Owner only. Clears the request and moves the oldest private job into `deque` (nothing when
-    // none is private). Returns whether one was moved.
-    template <class Deque>
-    bool promote_oldest(Deque& deque) {
+    // none is private), calling `before_push(job)` first. Returns whether one was moved.
+    template <class Deque, class BeforePush>
+    bool promote_oldest(Deque& deque, BeforePush before_push) {
         request_.store(false, std::memory_order_relaxed);  // relaxed: before the push; see header
         // relaxed: the owner reads its own word (see fork).
         if (top_ == depth_of(word_.load(std::memory_order_relaxed))) return false;
         T* item = items_[top_];
         ++top_;  // no longer private: take_back sends its owner to the deque
+        before_push(item);
         deque.push(item);
         return true;
+    }
+    template <class Deque>
+    bool promote_oldest(Deque& deque) {
+        return promote_oldest(deque, [](T*) noexcept {});
+    }
+    // Owner only, at a task boundary: the task that started at depth `base` left entries above it
+    // (task_group children recorded without a wait). Every private entry is published, oldest first
+    // (`before_push` counts a child), and the depth drops back to `base`: what lay above it is now
+    // in the deque, where the worker runs it or a thief takes it.
+    template <class Deque, class BeforePush>
+    void leave_task(std::int64_t base, Deque& deque, BeforePush before_push) {
+        const std::uint64_t w = word_.load(std::memory_order_relaxed);  // relaxed: see fork
+        const depth_t n = depth_of(w);
+        const auto b = static_cast<depth_t>(base);
+        if (n <= b) return;
+        publish_all(deque, before_push);
+        word_.store(w - (n - b), std::memory_order_relaxed);  // relaxed: see fork; depth = base, count kept
+        top_ = b;  // everything below was promoted by publish_all
+    }
+
+    // Owner only. Every private entry to `deque`, oldest first (a wait, a task boundary).
+    template <class Deque, class BeforePush>
+    void publish_all(Deque& deque, BeforePush before_push) {
+        while (has_private()) promote_oldest(deque, before_push);
     }
 
     // Owner only: is any job private? (promote everything before raising a wait floor).
@@ -198,6 +246,30 @@ private:
         Policy::fence(std::memory_order_release);
         word_.store(next, std::memory_order_relaxed);
         wraps_.store(s + 2, std::memory_order_release);  // release: pairs with inline_runs's acquire load
+    }
+
+    bool is_newest(depth_t n, T* item) const noexcept {
+        if constexpr (Policy::injected_bug == bug::fork_take_back_no_identity) return true;
+        return items_[n - 1] == item;
+    }
+
+    // take_back(item, ...) when `item` is not the newest private entry, or was promoted, or the
+    // count wraps. `item` is in the array (a join's job, a child being drained: each stays at its
+    // index until taken back).
+    template <class Deque, class BeforePush>
+    [[gnu::noinline]] bool take_back_other(T* item, Deque& deque, BeforePush before_push) {
+        const std::uint64_t w = word_.load(std::memory_order_relaxed);  // relaxed: see fork
+        const depth_t n = depth_of(w);
+        if (n > top_ && is_newest(n, item)) {  // private and newest: only the count wrapped
+            store_wrapped(w + take_back_step);
+            return true;
+        }
+        publish_all(deque, before_push);  // top_ == n from here on
+        depth_t i = n - 1;
+        while (i > 0 && items_[i] != item) --i;  // item's index (the newest match: entries nest above it)
+        word_.store(w - (n - i), std::memory_order_relaxed);  // relaxed: see fork; depth = i, count kept
+        top_ = i;  // everything below was promoted
+        return false;
     }
 
     // The job taken back was promoted: depth - 1 without counting, and every job below was promoted.

@@ -19,6 +19,9 @@
 //   end_wait()      -- the waiter, after c was set: clears waiter_.
 //   unfinished()    -- any thread: a snapshot of the count (acquire).
 //   finish(n)       -- n > 1: the fold of a drain (below): n children finished at once.
+//   hold_token(), count_promoted(), drop_token(n) -- private children (detail/group_fork.hpp):
+//                      an add() for a worker's holder token, an add() before a recorded child's
+//                      push, and finish(n + 1) for the token plus n drained promoted children.
 //
 // The drain (the unstolen-child fast path, crew/task_group.hpp): before it announces itself, a
 // waiter on a worker runs the work its task pushed (the group's children among it). Children that
@@ -72,6 +75,26 @@ public:
     basic_group_count& operator=(const basic_group_count&) = delete;
 
     void add() noexcept { state_.fetch_add(one_child, std::memory_order_relaxed); }  // relaxed: see above
+
+    // ---- private children (detail/group_fork.hpp: "Private children") ----
+    // The holder token: one add() for all the children a worker records privately for this group;
+    // relaxed, as add(). While it is held the word stays above zero, so no waiter returns.
+    void hold_token() noexcept {
+        if constexpr (Policy::injected_bug != bug::group_token_not_held) add();
+    }
+    // A privately recorded child that is being promoted to the deque: counted BEFORE the push (a
+    // thief may run and finish it as soon as it is pushed). relaxed, as add(): the deque's release
+    // push orders this add before the thief's steal, and so before the thief's finish().
+    void count_promoted() noexcept {
+        if constexpr (Policy::injected_bug != bug::group_promote_uncounted) add();
+    }
+    // Drops the token, folding in `finished_here` promoted children that finished on the holder's
+    // thread (a drain): one RMW, finish()'s orderings (the fold publishes the children the holder
+    // ran inline, which were never counted, as the token's release).
+    void drop_token(std::uint64_t finished_here) noexcept {
+        const std::uint64_t n = finished_here + (Policy::injected_bug != bug::group_token_not_held ? 1 : 0);
+        if (n != 0) finish(n);
+    }
 
     // n children finished (n > 1 only from a drain's fold).
     void finish(std::uint64_t n = 1) noexcept {
