@@ -87,14 +87,16 @@ TEST(leaf_kernels, plain_less_is_only_taken_for_integers_under_less) {
     static_assert(!crew::detail::branchless_copyable<std::vector<std::string>::iterator, std::string*>);
 }
 
-// The first match at every position around the find groups' edges, and none.
-TEST(leaf_kernels, find_kernel_returns_the_first_match) {
+// The first match at every position around the find groups' edges, and none: ints, bytes,
+// doubles, 64-bit integers and strings (a predicate no compiler vectorizes).
+template <class V>
+void check_find_kernel(V zero, V one_value) {
     for (std::size_t n : {std::size_t{1}, std::size_t{63}, std::size_t{64}, std::size_t{65}, std::size_t{200}}) {
         for (std::size_t at = 0; at <= n; ++at) {
-            std::vector<int> v(n, 0);
-            if (at < n) v[at] = 1;
-            if (at + 3 < n) v[at + 3] = 1;  // a later match must not win
-            auto one = [](int x) { return x == 1; };
+            std::vector<V> v(n, zero);
+            if (at < n) v[at] = one_value;
+            if (at + 3 < n) v[at + 3] = one_value;  // a later match must not win
+            auto one = [&](const V& x) { return x == one_value; };
             for (std::size_t b : {std::size_t{0}, std::size_t{1}, n / 2}) {
                 if (b > n) continue;
                 const std::size_t want = static_cast<std::size_t>(std::find_if(v.begin() + static_cast<long>(b), v.end(), one) - v.begin());
@@ -102,6 +104,14 @@ TEST(leaf_kernels, find_kernel_returns_the_first_match) {
             }
         }
     }
+}
+
+TEST(leaf_kernels, find_kernel_returns_the_first_match) {
+    check_find_kernel<int>(0, 1);
+    check_find_kernel<signed char>(0, -1);
+    check_find_kernel<double>(0.0, 1.5);
+    check_find_kernel<long long>(0, std::numeric_limits<long long>::min());
+    check_find_kernel<std::string>("no", "yes");
 }
 
 // The count over more than one run of each counter width (8 bits: 192 elements, 16 bits: 65,472,

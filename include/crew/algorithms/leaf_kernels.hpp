@@ -85,8 +85,10 @@ D count_kernel(It first, std::size_t n, Pred& pred) {
 
 inline constexpr std::size_t find_group = 64;
 
-// The index of the first non-zero byte of hit[0..find_group), or find_group.
-inline std::size_t first_hit(const bool* hit) noexcept {
+// The index of the first non-zero byte of hit[0..find_group), or find_group. Always inlined:
+// clang++ 14 otherwise calls it once per group (find_kernel on bytes in cache: 0.064 ns per
+// element with the call, 0.045 without; ints 0.146 / 0.140).
+[[gnu::always_inline]] inline std::size_t first_hit(const bool* hit) noexcept {
     std::uint64_t w[find_group / 8];
     std::memcpy(w, hit, find_group);
     std::uint64_t any = 0;
