@@ -13,6 +13,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "algorithms/common.hpp"
@@ -86,14 +87,16 @@ TEST(leaf_kernels, plain_less_is_only_taken_for_integers_under_less) {
     static_assert(!crew::detail::branchless_copyable<std::vector<std::string>::iterator, std::string*>);
 }
 
-// The first match at every position around the find groups' edges, and none.
-TEST(leaf_kernels, find_kernel_returns_the_first_match) {
+// The first match at every position around the find groups' edges, and none: ints, bytes,
+// doubles, 64-bit integers and strings (a predicate no compiler vectorizes).
+template <class V>
+void check_find_kernel(V zero, V one_value) {
     for (std::size_t n : {std::size_t{1}, std::size_t{63}, std::size_t{64}, std::size_t{65}, std::size_t{200}}) {
         for (std::size_t at = 0; at <= n; ++at) {
-            std::vector<int> v(n, 0);
-            if (at < n) v[at] = 1;
-            if (at + 3 < n) v[at + 3] = 1;  // a later match must not win
-            auto one = [](int x) { return x == 1; };
+            std::vector<V> v(n, zero);
+            if (at < n) v[at] = one_value;
+            if (at + 3 < n) v[at + 3] = one_value;  // a later match must not win
+            auto one = [&](const V& x) { return x == one_value; };
             for (std::size_t b : {std::size_t{0}, std::size_t{1}, n / 2}) {
                 if (b > n) continue;
                 const std::size_t want = static_cast<std::size_t>(std::find_if(v.begin() + static_cast<long>(b), v.end(), one) - v.begin());
@@ -103,16 +106,65 @@ TEST(leaf_kernels, find_kernel_returns_the_first_match) {
     }
 }
 
-// The count over more than one 32-bit run (2^20 elements), and exactly at the edges.
-TEST(leaf_kernels, count_kernel_crosses_its_runs) {
-    const std::size_t run = crew::detail::count_run;
-    std::vector<std::uint8_t> v(2 * run + 5, 1);
-    v[run - 1] = 0;
-    v[run] = 0;
-    for (std::size_t n : {run - 1, run, run + 1, 2 * run + 5}) {
-        auto one = [](std::uint8_t x) { return x == 1; };
-        EXPECT_EQ(crew::detail::count_kernel<long>(v.begin(), n, one), std::count_if(v.begin(), v.begin() + static_cast<long>(n), one));
+TEST(leaf_kernels, find_kernel_returns_the_first_match) {
+    check_find_kernel<int>(0, 1);
+    check_find_kernel<signed char>(0, -1);
+    check_find_kernel<double>(0.0, 1.5);
+    check_find_kernel<long long>(0, std::numeric_limits<long long>::min());
+    check_find_kernel<std::string>("no", "yes");
+}
+
+// The count over more than one run of each counter width (8 bits: 192 elements, 16 bits: 65,472,
+// 32 and 64 bits: 2^20; a struct counts in 32 bits), exactly at the edges, with every element
+// counted (a counter that wrapped would lose a multiple of its range).
+template <class V, class Pred>
+void check_count_runs(V yes, V no, Pred pred) {
+    using C = crew::detail::count_lane<V>;
+    const std::size_t run = crew::detail::count_run_of<C>;
+    std::vector<V> v(2 * run + 5, yes);
+    v[run - 1] = no;
+    v[run] = no;
+    for (std::size_t n : {std::size_t{1}, run - 1, run, run + 1, 2 * run, 2 * run + 5}) {
+        SCOPED_TRACE(testing::Message() << "element size " << sizeof(V) << " counter size " << sizeof(C) << " n " << n);
+        const auto want = std::count_if(v.begin(), v.begin() + static_cast<long>(n), pred);
+        EXPECT_EQ(crew::detail::count_kernel<long>(v.begin(), n, pred), want);
+        if constexpr (!std::is_same_v<V, bool>) {  // vector<bool>: only its proxy iterator
+            EXPECT_EQ(crew::detail::count_kernel<long>(v.data(), n, pred), want);
+        }
     }
+    std::vector<V> all(2 * run + 5, yes);  // every element counted: no wrap within a run
+    EXPECT_EQ(crew::detail::count_kernel<long>(all.begin(), all.size(), pred), static_cast<long>(all.size()));
+}
+
+struct count_pair {
+    int a, b;
+};
+
+TEST(leaf_kernels, count_kernel_crosses_its_runs) {
+    static_assert(std::is_same_v<crew::detail::count_lane<std::uint8_t>, std::uint8_t>);
+    static_assert(std::is_same_v<crew::detail::count_lane<short>, std::uint16_t>);
+    static_assert(std::is_same_v<crew::detail::count_lane<float>, std::uint32_t>);
+    static_assert(std::is_same_v<crew::detail::count_lane<double>, std::uint64_t>);
+    static_assert(std::is_same_v<crew::detail::count_lane<const int*>, std::uint64_t> || sizeof(const int*) != 8);
+    static_assert(std::is_same_v<crew::detail::count_lane<count_pair>, std::uint32_t>);  // not scalar
+    static_assert(crew::detail::count_run_of<std::uint8_t> == 192);
+    static_assert(crew::detail::count_run_of<std::uint16_t> == 65472);
+    check_count_runs<std::uint8_t>(1, 0, [](std::uint8_t x) { return x == 1; });
+    check_count_runs<signed char>(-2, 3, [](signed char x) { return x % 2 == 0; });
+    check_count_runs<bool>(true, false, [](bool x) { return x; });
+    check_count_runs<short>(7, -7, [](short x) { return x > 0; });
+    check_count_runs<std::uint16_t>(2, 1, [](std::uint16_t x) { return x % 2 == 0; });
+    check_count_runs<int>(4, 5, [](int x) { return x % 2 == 0; });
+    check_count_runs<float>(1.5f, -1.5f, [](float x) { return x > 0; });
+    check_count_runs<long long>(-4, 5, [](long long x) { return x % 2 == 0; });
+    check_count_runs<double>(0.5, std::numeric_limits<double>::quiet_NaN(), [](double x) { return x > 0; });
+    check_count_runs<count_pair>({2, 1}, {1, 2}, [](const count_pair& p) { return p.a > p.b; });
+    // A predicate that returns a class type convertible to bool, on a 1-byte element.
+    struct truthy {
+        int v;
+        explicit operator bool() const { return v != 0; }
+    };
+    check_count_runs<char>('y', 'n', [](char x) { return truthy{x == 'y'}; });
 }
 
 // Marks as bits, then branchless compaction: all, none, alternate, random; the bits match the
