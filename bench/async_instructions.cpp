@@ -1,16 +1,17 @@
 // bench/async_instructions.cpp -- a small driver for counting instructions per coroutine operation
 // (docs/BENCHMARKS.md, "Coroutine tasks, session 8"): spawn+await ("sa") and ping_pong ("pp") with
-// the bodies of bench/problems/async.cpp, run on a pool of W workers. Not part of the CMake build:
+// the bodies of bench/problems/async.cpp (and chained_spawn: "cs", one op = one link), run on a pool of W workers. Not part of the CMake build:
 //   g++ -std=c++20 -O2 -g -DNDEBUG -Iinclude bench/async_instructions.cpp build/libcrew.a -o drv -lpthread
 //   valgrind --tool=callgrind ./drv sa 1000 1 10; valgrind --tool=callgrind ./drv sa 1000 1 20
 // instructions per op = (the second total - the first) / (10 * 1000).
-//   usage: drv sa|pp <ops per iteration> <workers> <iterations>
+//   usage: drv sa|pp|cs <ops per iteration> <workers> <iterations>
 #include <crew/async/join_handle.hpp>
 #include <crew/async/task.hpp>
 #include <crew/async/channel.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <vector>
 using crew::task; using u64 = unsigned long long;
 task<u64> one() { co_return 1; }
@@ -29,14 +30,24 @@ task<u64> ping_pong(u64 n) {
     for (u64 i = 0; i < n; ++i) hs.push_back(crew::spawn(ping_round()));
     u64 s = 0; for (auto& h : hs) s += co_await std::move(h); co_return s;
 }
+task<void> chain(std::shared_ptr<crew::channel<u64>> done, u64 left, u64 depth) {
+    if (left == 0) co_await done->send(depth);
+    else (void)crew::spawn(chain(std::move(done), left - 1, depth));  // dropping the handle detaches
+}
+task<u64> chained_spawn(u64 n) {
+    auto done = std::make_shared<crew::channel<u64>>(1);
+    (void)crew::spawn(chain(done, n, n));
+    co_return *co_await done->receive();
+}
 int main(int argc, char** argv) {
     if (argc != 5) {
-        std::fprintf(stderr, "usage: %s sa|pp <ops per iteration> <workers> <iterations>\n", argv[0]);
+        std::fprintf(stderr, "usage: %s sa|pp|cs <ops per iteration> <workers> <iterations>\n", argv[0]);
         return 2;
     }
     const char* shape = argv[1]; u64 n = strtoull(argv[2], 0, 10); unsigned w = atoi(argv[3]); u64 it = strtoull(argv[4], 0, 10);
     crew::pool p(w);
     u64 tot = 0;
-    for (u64 i = 0; i < it; ++i) tot += strcmp(shape, "sa") == 0 ? p.block_on(spawn_await(n)) : p.block_on(ping_pong(n));
+    for (u64 i = 0; i < it; ++i)
+        tot += strcmp(shape, "sa") == 0 ? p.block_on(spawn_await(n)) : strcmp(shape, "cs") == 0 ? p.block_on(chained_spawn(n)) : p.block_on(ping_pong(n));
     printf("%llu\n", tot);
 }

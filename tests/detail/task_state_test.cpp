@@ -349,6 +349,34 @@ TEST(task_state, a_handle_dropped_while_the_runtime_holds_the_waker_leaves_it_th
     EXPECT_FALSE((after & state::join_interest) != 0);  // so the runtime destroys it
 }
 
+TEST(task_state, a_detached_handle_drops_interest_and_reference_in_one_transition) {
+    state s;  // queued, not run: the one-CAS drop applies
+    auto f = s.drop_join_interest_unwatched();
+    EXPECT_TRUE(f.taken);
+    EXPECT_FALSE(f.last);
+    EXPECT_FALSE(has(s, state::join_interest));
+    EXPECT_EQ(state::refs(s.load()), state::default_refs - 1);
+    // The runner then completes it and drops the result itself (no JOIN_INTEREST).
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    EXPECT_EQ(s.transition_to_complete_unwatched(2, false), crew::detail::complete_result::drop_output);
+    EXPECT_EQ(s.transition_to_complete_unwatched(2, true), crew::detail::complete_result::done_dealloc);
+}
+
+TEST(task_state, the_one_transition_drop_refuses_a_complete_task_and_an_installed_waker) {
+    state done;
+    ASSERT_EQ(done.transition_to_running(), run_result::success);
+    ASSERT_EQ(done.transition_to_complete_unwatched(1, false), crew::detail::complete_result::done);
+    const std::uint64_t before = done.load();
+    EXPECT_FALSE(done.drop_join_interest_unwatched().taken);  // the handle owns the result
+    EXPECT_EQ(done.load(), before);
+
+    state watched;
+    ASSERT_TRUE(watched.set_join_waker());
+    const std::uint64_t armed = watched.load();
+    EXPECT_FALSE(watched.drop_join_interest_unwatched().taken);  // a waker to release
+    EXPECT_EQ(watched.load(), armed);
+}
+
 TEST(task_state, shutdown_claims_only_idle_tasks) {
     state idle;
     EXPECT_TRUE(idle.transition_to_shutdown());  // queued counts as idle: the entry goes stale

@@ -59,6 +59,7 @@ const scenario task_word_scenarios[task_word_scenario_count] = {
     task_word_scenario<bug::none, true>("task_word_cancel_wake_drop"),
     late_waker_scenario<bug::none>("task_word_late_waker"),
     deferred_wake_scenario<bug::none>("wait_list_deferred_wake"),
+    task_detach_scenario<bug::none>("task_state_detach"),
 };
 
 namespace {

@@ -20,8 +20,15 @@ namespace crew_model {
 // result is destroyed exactly once, the frame is freed exactly once and never touched after, and a
 // join waker the handle installed (and did not take back) is fired.
 
-template <class Policy, bool Cancel>
-struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
+//
+// Detach (session 11; Cancel is false then): thread 2 drops the handle at once, as a detached
+// spawn does, through the one-CAS drop_join_interest_unwatched() that every drop_handle() tries
+// first (join_handle::drop). Checked as above: the result is dropped exactly once (by the runner
+// when the drop came first, by the handle when COMPLETE came first) and the frame freed once;
+// and the one-CAS drop is never taken while a join waker is installed (Cancel = false without
+// Detach installs one), which would leave the waker unreleased.
+template <class Policy, bool Cancel, bool Detach = false>
+struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel, Detach>, 3> {
     using state = crew::detail::task_state<Policy>;
     aligned_box<state> st{std::uint64_t{Cancel ? 4u : 3u}};  // entry, handle, sender (, canceller)
     model_run_queue queue{1};  // the task's entries (one: its first run)
@@ -102,6 +109,11 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
     }
     void drop_handle() {
         alive();
+        if (const auto f = st->drop_join_interest_unwatched(); f.taken) {  // join_handle::drop's fast path
+            RL_ASSERT(!waker_installed || waker_taken_back);  // the slot must be empty
+            if (f.last) free_frame();
+            return;
+        }
         crew::detail::join_drop d = st->unset_join_interested();
         waker_taken_back = d.drop_waker;
         if (d.drop_output) drop_result();
@@ -127,6 +139,8 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel>, 3> {
             msg.store(1, std::memory_order::release);
             wake_by_val();
             work(2);
+        } else if (Detach) {
+            drop_handle();
         } else if (Cancel) {
             alive();
             if (st->cancel() == crew::detail::notify_result::submit) submit();

@@ -390,10 +390,16 @@ constexpr scenario deferred_wake_scenario(const char* name) {
     return {name, &simulate<deferred_wake_model<relacy_atomics<Bug>>>};
 }
 
+// The task state word with a detached handle (model_task_state.hpp, task_state_model's Detach).
+template <bug Bug>
+constexpr scenario task_detach_scenario(const char* name) {
+    return {name, &simulate<task_state_model<relacy_atomics<Bug>, false, true>>};
+}
+
 // Registered in model_check.cpp (the correct code) and model_teeth.cpp (the bugs).
-inline constexpr int task_word_scenario_count = 4;
+inline constexpr int task_word_scenario_count = 5;
 extern const scenario task_word_scenarios[task_word_scenario_count];
-inline constexpr int task_word_bug_count = 3;
+inline constexpr int task_word_bug_count = 5;
 extern const bug_entry task_word_bugs[task_word_bug_count];
 
 }  // namespace crew_model

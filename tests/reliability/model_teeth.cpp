@@ -53,6 +53,12 @@ constexpr scenario task_word_teeth[] = {task_word_scenario<Bug, false>("task_wor
                                         late_waker_scenario<Bug>("task_word_late_waker")};
 template <bug Bug>
 constexpr scenario deferred_wake_teeth[] = {deferred_wake_scenario<Bug>("wait_list_deferred_wake")};
+// The one-CAS handle drop: the detach scenario for the COMPLETE check, the join scenarios (a
+// handle that installed its waker and drops it unfired) for the JOIN_WAKER check.
+template <bug Bug>
+constexpr scenario detach_teeth[] = {task_detach_scenario<Bug>("task_state_detach"),
+                                     task_state_scenario<Bug, false>("task_state_wake_run_join"),
+                                     task_state_scenario<Bug, true>("task_state_cancel_wake_run")};
 
 template <bug Bug>
 constexpr scenario lifo_teeth[] = {parking_lifo_scenario<Bug>("parking_with_lifo_slots")};
@@ -101,6 +107,8 @@ const bug_entry task_word_bugs[task_word_bug_count] = {
     {"susp_wake_ignores_generation", task_word_teeth<bug::susp_wake_ignores_generation>, 3},
     {"susp_relaxed_arm", task_word_teeth<bug::susp_relaxed_arm>, 3},
     {"wait_claim_after_unlock", deferred_wake_teeth<bug::wait_claim_after_unlock>, 1},
+    {"state_detach_fast_when_complete", detach_teeth<bug::state_detach_fast_when_complete>, 3},
+    {"state_detach_fast_ignores_waker", detach_teeth<bug::state_detach_fast_ignores_waker>, 3},
 };
 
 }  // namespace crew_model

@@ -110,6 +110,16 @@ private:
     void drop() noexcept {
         detail::async_task* t = std::exchange(task_, nullptr);
         if (t == nullptr) return;
+        // Not complete and no waker of ours in the slot (a detached spawn): one CAS.
+        if (const auto f = t->state.drop_join_interest_unwatched(); f.taken) [[likely]] {
+            if (f.last) [[unlikely]] t->deallocate();
+            return;
+        }
+        drop_slow(t);
+    }
+
+    // drop() of a complete task, or with a join waker installed.
+    [[gnu::noinline]] static void drop_slow(detail::async_task* t) noexcept {
         const detail::join_drop d = t->state.unset_join_interested();
         if (d.drop_output) drop_result(t);
         if (d.drop_waker) drop_unfired_waker(t);

@@ -61,6 +61,8 @@ enum class bug : unsigned {
     state_claim_unmarked,          // task_state claim_to_run_inline(): the queue entry is not marked stale (it runs the task again)
     state_stale_keeps_claim,       // task_state: a stale entry's pop leaves CLAIMED set (the next real entry is dropped too)
     state_claim_second_entry,      // task_state: a wake of a CLAIMED task queues a second entry (two entries: intrusive links break)
+    state_detach_fast_when_complete,  // task_state drop_join_interest_unwatched(): the one-CAS drop also when COMPLETE (the result is never dropped)
+    state_detach_fast_ignores_waker,  // task_state drop_join_interest_unwatched(): the one-CAS drop also with a join waker installed (never released)
     remote_push_relaxed,   // frame_cache remote list: push publishes the node with a relaxed CAS
     lifo_hidden_from_recheck,  // the LIFO-slot sleep/wake model: the park re-check ignores LIFO slots
     fork_promoted_run_inline,  // fork_stack take_back(): a promoted job is also taken back inline
