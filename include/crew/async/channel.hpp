@@ -105,7 +105,7 @@ class channel {
         std::optional<T> value;  // set by the releaser; stays empty when the channel closed
     };
 
-    struct state : detail::wait_state {
+    struct state final : detail::wait_state {
         // Where the buffer's slots begin: after the state, aligned for T (new_wait_state's block is
         // 16-byte aligned; an over-aligned T gets alignof(T) bytes more, see make_state).
         static constexpr std::size_t pad = alignof(T) > alignof(detail::wait_state) ? alignof(T) : 0;
@@ -172,7 +172,9 @@ public:
     explicit channel(std::size_t capacity) : s_(make_state(capacity)) {}
     ~channel() {
         if (s_->sole_holder()) {  // nobody waits on it: no close, no lock, no RMW
-            detail::destroy_wait_state(s_);
+            const std::size_t size = s_->block_size;
+            s_->~state();  // `final`: a direct call (destroy_wait_state's is virtual)
+            detail::free_frame(s_, size);
             return;
         }
         {
