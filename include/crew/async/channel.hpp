@@ -238,25 +238,16 @@ public:
         return s_->take_locked(wakes);
     }
 
-    // The ready path lives in await_ready (session 11): a send or receive that completes at once
-    // does not suspend the coroutine at all (no await_suspend call, no resume-point bookkeeping).
-    // One lock section either way: when the operation must wait, await_ready returns false WITH
-    // THE LOCK HELD and await_suspend, which the coroutine calls next on the same thread with
-    // nothing in between, waits and unlocks. (Only co_await these awaitables; see the header.)
-    // An exhausted budget: await_ready completes the operation, returns false with the lock
-    // released and mode_ == yielded, and await_suspend yields.
     class [[nodiscard]] send_awaiter {
     public:
-        bool await_ready() noexcept {
+        bool await_ready() const noexcept { return false; }
+        bool await_suspend(std::coroutine_handle<> h) {
             detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
-            s_->lock.lock();
-            if (s_->closed) ready_result_ = false;
-            else if (s_->deliver_locked(node_.value, wakes)) ready_result_ = true;
-            else return false;  // full (nothing claimed): await_suspend waits, the lock held
-            s_->lock.unlock();
-            return ready_or_yield(mode_);
+            std::unique_lock g(s_->lock);
+            if (s_->closed) return finish_ready(g, h, false);
+            if (s_->deliver_locked(node_.value, wakes)) return finish_ready(g, h, true);
+            return detail::suspend_on(*s_, s_->senders, node_, h, mode_);
         }
-        bool await_suspend(std::coroutine_handle<> h) noexcept { return wait_or_yield(*s_, s_->senders, node_, h, mode_); }
         bool await_resume() {
             if (mode_ == detail::wait_mode::cancelled_early) detail::throw_cancelled();
             if (mode_ != detail::wait_mode::suspended) return ready_result_;
@@ -274,6 +265,11 @@ public:
     private:
         friend class channel;
         send_awaiter(state* s, T&& v) : s_(s) { node_.value.emplace(std::move(v)); }
+        bool finish_ready(std::unique_lock<detail::wait_lock>& g, std::coroutine_handle<> h, bool result) {
+            g.unlock();
+            ready_result_ = result;
+            return detail::complete_ready(h, mode_);
+        }
         state* s_;
         send_node node_;
         detail::wait_mode mode_ = detail::wait_mode::ready;
@@ -282,17 +278,18 @@ public:
 
     class [[nodiscard]] receive_awaiter {
     public:
-        // As send_awaiter's (above): the lock stays held from a false await_ready into await_suspend.
-        bool await_ready() noexcept {
+        bool await_ready() const noexcept { return false; }
+        bool await_suspend(std::coroutine_handle<> h) {
             detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
-            s_->lock.lock();
+            std::unique_lock g(s_->lock);
             std::optional<T> v = s_->take_locked(wakes);
-            if (!v && !s_->closed) return false;  // empty (nothing claimed): await_suspend waits, the lock held
-            node_.value = std::move(v);
-            s_->lock.unlock();
-            return ready_or_yield(mode_);
+            if (v || s_->closed) {
+                node_.value = std::move(v);
+                g.unlock();
+                return detail::complete_ready(h, mode_);
+            }
+            return detail::suspend_on(*s_, s_->receivers, node_, h, mode_);
         }
-        bool await_suspend(std::coroutine_handle<> h) noexcept { return wait_or_yield(*s_, s_->receivers, node_, h, mode_); }
         std::optional<T> await_resume() {
             if (mode_ == detail::wait_mode::cancelled_early) detail::throw_cancelled();
             if (mode_ == detail::wait_mode::suspended &&
@@ -321,23 +318,6 @@ public:
     receive_awaiter receive() { return receive_awaiter(s_); }
 
 private:
-    // await_ready's end after a completed operation (lock released): true, or, when the budget is
-    // exhausted, false with mode yielded (await_suspend then yields).
-    static bool ready_or_yield(detail::wait_mode& mode) noexcept {
-        if (detail::spend_budget()) return true;
-        mode = detail::wait_mode::yielded;
-        return false;
-    }
-    // await_suspend after a false await_ready: yield (the operation completed), or wait on `list`
-    // (the lock is held: await_ready took it) and unlock.
-    static bool wait_or_yield(state& s, detail::wait_list& list, detail::wait_node& n, std::coroutine_handle<> h,
-                              detail::wait_mode& mode) noexcept {
-        if (mode == detail::wait_mode::yielded) return detail::yield_suspend(h);
-        const bool suspended = detail::suspend_on(s, list, n, h, mode);
-        s.lock.unlock();  // after suspend_on: a releaser may resume the task on another worker at once
-        return suspended;
-    }
-
     // One block: the state, then the buffer's slots (one allocation per channel, from the frame
     // cache when it fits a size class: capacity-1 channels of small values always do).
     static state* make_state(std::size_t capacity) {
