@@ -36,10 +36,6 @@ constinit thread_local std::uint32_t inline_run_depth = 0;
 
 bool is_async_task(const task* t) noexcept { return t->execute == &async_task::run; }
 
-async_task* async_task::create(registry& r, std::coroutine_handle<> root, promise_base* promise) noexcept {
-    return new (promise->spawn_storage) async_task(r, root, promise);
-}
-
 void async_task::deallocate() noexcept {
     destroy_root();  // normally done by the result's owner already
     void* const memory = frame_memory_;
@@ -53,6 +49,22 @@ void async_task::destroy_root() noexcept {
     async_task* const outer = std::exchange(deferred_root, this);
     std::exchange(root, {}).destroy();  // its operator delete hands the block to defer_root_free
     deferred_root = outer;
+}
+
+// Inlined into run() (the worker's path, once per run; g++ otherwise kept it out of line: a call
+// and its register saves per run) and into run_inline().
+[[gnu::always_inline]] inline void async_task::run_once(std::uint32_t transfers) noexcept {
+    {
+        run_scope scope(this, transfers);
+        // acquire: pairs with the resolving CAS. A suspension still waiting means this entry
+        // came from a stale notification (e.g. a retracted suspension): do not resume.
+        if (susp.phase() != phase_waiting) resume_point.resume();
+    }
+    if (root_done) {
+        complete(2);  // the entry that ran, and the list's
+        return;
+    }
+    after_run();
 }
 
 void async_task::run(task* t) noexcept {
@@ -73,20 +85,6 @@ void async_task::run(task* t) noexcept {
         break;
     }
     self->run_once();
-}
-
-void async_task::run_once(std::uint32_t transfers) noexcept {
-    {
-        run_scope scope(this, transfers);
-        // acquire: pairs with the resolving CAS. A suspension still waiting means this entry
-        // came from a stale notification (e.g. a retracted suspension): do not resume.
-        if (susp.phase() != phase_waiting) resume_point.resume();
-    }
-    if (root_done) {
-        complete(2);  // the entry that ran, and the list's
-        return;
-    }
-    after_run();
 }
 
 bool async_task::run_inline() noexcept {

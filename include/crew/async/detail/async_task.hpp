@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <new>
 
 #include "crew/async/detail/task_list.hpp"
 #include "crew/detail/async_schedule.hpp"
@@ -195,5 +196,10 @@ struct promise_base {
     std::exception_ptr error;
     alignas(async_task) unsigned char spawn_storage[sizeof(async_task)];
 };
+
+// Inline: once per spawn (out of line it was a call around a few stores).
+inline async_task* async_task::create(registry& r, std::coroutine_handle<> root, promise_base* promise) noexcept {
+    return ::new (static_cast<void*>(promise->spawn_storage)) async_task(r, root, promise);
+}
 
 }  // namespace crew::detail
