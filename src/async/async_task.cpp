@@ -51,9 +51,7 @@ void async_task::destroy_root() noexcept {
     deferred_root = outer;
 }
 
-// Inlined into run() (the worker's path, once per run; g++ otherwise kept it out of line: a call
-// and its register saves per run) and into run_inline().
-[[gnu::always_inline]] inline void async_task::run_once(std::uint32_t transfers) noexcept {
+void async_task::run_once(std::uint32_t transfers) noexcept {
     {
         run_scope scope(this, transfers);
         // acquire: pairs with the resolving CAS. A suspension still waiting means this entry
