@@ -121,9 +121,8 @@ private:
     void drop_complete() noexcept {
         detail::async_task* t = std::exchange(task_, nullptr);
         drop_result(t);
-        const auto d = t->state.drop_join_interest_complete();
-        if (d.drop_waker) drop_unfired_waker(t);
-        if (d.last) t->deallocate();
+        if (t->state.owns_join_slot()) drop_unfired_waker(t);  // while the reference is still ours
+        if (t->state.drop_join_interest_complete().last) t->deallocate();
     }
 
     // The finished task's result, which the handle owns: an exception nobody collected (detached
