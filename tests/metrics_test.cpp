@@ -174,6 +174,53 @@ TEST_P(metrics_suite, task_group_children_counted_once) {
     }
 }
 
+// One group's children, waited for in the task that ran them: each counts in tasks_run exactly once,
+// whichever way wait()'s drain gets it (popped from the deque today; taken back from the private
+// fork array under the private-children protocol, where it counts through the array's depth word
+// as a join's inline half: docs/DESIGN.md, "Task groups"), and on a pool of one nothing but the
+// run() job goes through the injector.
+TEST_P(metrics_suite, children_waited_for_in_their_task_counted_once) {
+    REQUIRE_METRICS();
+    crew_test::watchdog dog(60s);
+    crew::pool& p = pool();
+    for (int n : {1, 9, 100, 1000}) {
+        std::atomic<int> ran{0};
+        crew::pool_metrics a = p.metrics();
+        p.run([&] {
+            crew::task_group g;
+            for (int i = 0; i < n; ++i) g.run([&] { ran.fetch_add(1, std::memory_order_relaxed); });
+            g.wait();
+        });
+        crew::pool_metrics d = p.metrics() - a;
+        EXPECT_EQ(ran.load(), n);
+        EXPECT_EQ(d.total().tasks_run, 1u + static_cast<std::uint64_t>(n)) << n << " children";
+        EXPECT_EQ(d.total_spawned, d.total().tasks_run) << "nothing left queued";
+        if (p.size() == 1) {
+            EXPECT_EQ(d.total().injector_pops, 1u);  // the run() job; no child went anywhere else
+        }
+    }
+}
+
+// Children a task runs and does not wait for (under the private-children protocol: published at the
+// task boundary) each still count once: run from one task, waited for from outside the pool.
+TEST_P(metrics_suite, children_left_at_the_task_boundary_counted_once) {
+    REQUIRE_METRICS();
+    crew_test::watchdog dog(60s);
+    crew::pool& p = pool();
+    for (int n : {1, 9, 100}) {
+        std::atomic<int> ran{0};
+        crew::task_group g;
+        crew::pool_metrics a = p.metrics();
+        p.run([&] {
+            for (int i = 0; i < n; ++i) g.run([&] { ran.fetch_add(1, std::memory_order_relaxed); });
+        });
+        g.wait();
+        crew::pool_metrics d = p.metrics() - a;
+        EXPECT_EQ(ran.load(), n);
+        EXPECT_EQ(d.total().tasks_run, 1u + static_cast<std::uint64_t>(n)) << n << " children";
+    }
+}
+
 TEST_P(metrics_suite, a_stolen_half_is_counted_as_a_steal) {
     REQUIRE_METRICS();
     if (workers() == 1) GTEST_SKIP() << "no thief in a one-worker pool";

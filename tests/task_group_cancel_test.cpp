@@ -74,6 +74,35 @@ TEST_P(task_group_cancel, canceled_before_children_start_none_runs_and_wait_says
     EXPECT_FALSE(g.is_canceling());  // reset by wait()
 }
 
+// The same from inside a task, canceled after run() (where the private-children protocol records
+// the children in the worker's fork array: docs/DESIGN.md, "Task groups"): children not started are
+// still dropped, whether wait()'s drain in the task gets them or they are left at the task's end and
+// waited for from outside.
+TEST_P(task_group_cancel, children_canceled_after_run_inside_a_task_are_dropped) {
+    crew_test::watchdog dog(60s);
+    for (bool wait_inside : {true, false}) {
+        crew::task_group g;
+        crew_test::child_tally tally;
+        pool().run([&] {
+            for (int i = 0; i < 300; ++i) g.run([p = tally.probe()]() mutable { p.ran(); });
+            g.cancel();
+            if (wait_inside) {
+                EXPECT_EQ(g.wait(), crew::task_group_status::canceled);
+            }
+        });
+        if (!wait_inside) {
+            EXPECT_EQ(g.wait(), crew::task_group_status::canceled);  // left at the task's end
+        }
+        // Alone, a worker runs nothing before the cancel(). With more workers, thieves may have
+        // taken some children (oldest first) and run them before it.
+        if (workers() == 1) {
+            EXPECT_EQ(tally.ran.load(), 0) << "wait inside: " << wait_inside;
+        }
+        EXPECT_EQ(tally.ran.load() + tally.dropped.load(), 300) << "wait inside: " << wait_inside;
+        EXPECT_EQ(tally.ran_twice.load(), 0);
+    }
+}
+
 // Every child blocks its worker until it sees the cancellation, so at most one child per worker
 // runs; the rest must be dropped, never run.
 TEST_P(task_group_cancel, canceled_mid_run_running_children_see_it_and_the_rest_are_dropped) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "fork_join.hpp"
+#include "group_forks.hpp"
 
 namespace crew_bench {
 
@@ -68,7 +69,9 @@ problem make_nqueens(const config& cfg, std::vector<std::string>& notes) {
     p.what = "count all solutions, a task per valid placement of the next queen";
     board b{};
     p.tasks = static_cast<double>(count_tasks(n, 0, b));
-    add_fork_join_impls(p, notes, [n]<class Fork>() { return nqueens<Fork>(n, 0, board{}); });
+    auto kernel = [n]<class Fork>() { return nqueens<Fork>(n, 0, board{}); };
+    add_fork_join_impls(p, notes, kernel);
+    add_crew_shapes(p, kernel, [] {});  // "crew task_group" (issue 13 item 2) and "crew fork_join"
     return p;
 }
 

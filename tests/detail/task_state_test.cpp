@@ -177,6 +177,24 @@ TEST(task_state, unwatched_completion_is_one_transition) {
     EXPECT_EQ(d.load(), state::complete);
 }
 
+TEST(task_state, the_handle_asks_for_the_slot_before_it_drops_its_reference) {
+    state s;  // join_handle::drop_complete reads the slot before its RMW: the answer must not change
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    ASSERT_TRUE(s.set_join_waker());
+    (void)s.transition_to_complete();
+    EXPECT_FALSE(s.owns_join_slot());  // the runtime is firing it
+    EXPECT_FALSE(s.set_join_waker());  // once COMPLETE, JOIN_WAKER is never set again
+    EXPECT_FALSE(s.transition_to_terminal(2, true));  // fired and given back
+    EXPECT_TRUE(s.owns_join_slot());
+    EXPECT_TRUE(s.drop_join_interest_complete().last);
+
+    state u;  // no waker installed: owned throughout
+    ASSERT_EQ(u.transition_to_running(), run_result::success);
+    EXPECT_EQ(u.transition_to_complete_unwatched(2, false), crew::detail::complete_result::done);
+    EXPECT_TRUE(u.owns_join_slot());
+    EXPECT_TRUE(u.drop_join_interest_complete().last);
+}
+
 TEST(task_state, a_handle_dropped_while_the_runtime_fires_leaves_the_slot_alone) {
     state s;
     ASSERT_EQ(s.transition_to_running(), run_result::success);

@@ -119,13 +119,12 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel, Detach
         if (d.drop_output) drop_result();
         if (st->ref_dec()) free_frame();
     }
-    // join_handle::drop_complete: the handle saw COMPLETE; the result first, then one RMW.
+    // join_handle::drop_complete: the handle saw COMPLETE; the result and the slot first, then one RMW.
     void drop_handle_complete() {
         alive();
         drop_result();
-        auto d = st->drop_join_interest_complete();
-        (void)d.drop_waker;
-        if (d.last) free_frame();
+        if (st->owns_join_slot()) alive();  // join_handle reads the slot while its reference holds the frame
+        if (st->drop_join_interest_complete().last) free_frame();
     }
     void work(int attempts) {
         for (int i = 0; i < attempts; ++i)

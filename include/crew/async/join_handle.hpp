@@ -128,15 +128,10 @@ private:
 
     // drop() of a handle that saw its task COMPLETE (done()'s acquire load, or the joiner's wake):
     // the result is ours; destroy it first, then JOIN_INTEREST and our reference in one RMW.
-    // The waker slot is looked at BEFORE the RMW: once our reference is dropped, the runner's
-    // terminal RMW may free the task at any moment (session 11: TSan caught the read of
-    // join.task after the fetch_sub racing the free). Once COMPLETE, JOIN_WAKER is never set again
-    // and only the runtime clears it, after firing and emptying the slot; so JOIN_WAKER clear in
-    // this acquire load (partner: transition_to_terminal's release) means the slot is ours.
     void drop_complete() noexcept {
         detail::async_task* t = std::exchange(task_, nullptr);
         drop_result(t);
-        if ((t->state.load() & detail::task_state<>::join_waker) == 0) drop_unfired_waker(t);
+        if (t->state.owns_join_slot()) drop_unfired_waker(t);  // while the reference is still ours
         if (t->state.drop_join_interest_complete().last) t->deallocate();
     }
 

@@ -344,6 +344,13 @@ public:
         bool drop_waker;
         bool last;
     };
+    // Whether the handle of a task it saw COMPLETE owns the waker slot (JOIN_WAKER clear), asked
+    // BEFORE drop_join_interest_complete(): after that RMW the handle holds no reference, and
+    // another holder (a stale queue entry, the runner) may free the frame, slot included. Once
+    // COMPLETE, JOIN_WAKER is never set again and only the runner clears it, after it fired and
+    // emptied the slot, so the answer stays true and a false one leaves nothing for the handle.
+    // acquire: pairs with the runner's terminal RMW (release), which follows its emptying.
+    bool owns_join_slot() noexcept { return (word_.load(std::memory_order_acquire) & join_waker) == 0; }
     complete_drop drop_join_interest_complete() noexcept {
         // acq_rel, as ref_dec: release orders the handle's destruction of the result before the
         // last reference's free (the runner's transition_to_terminal, or here); acquire: when this
