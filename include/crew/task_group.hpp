@@ -176,7 +176,7 @@ private:
     // Calls one child's callable on this thread, as what it was passed as, or drops it when the
     // group is canceled; the caller then destroys it and finishes the child. For children and
     // run_and_wait. always_inline: clang otherwise keeps it out of line (its try/catch), one more
-    // call per child; with run_here's, about 5 % of skynet's task_group CPU time under clang.
+    // call per child (docs/DESIGN.md, "Task groups", session 11).
     template <class F>
     [[gnu::always_inline]] static void run_child(F&& fn, task_group& g) noexcept;
 
