@@ -143,9 +143,16 @@ void task_group::drain(detail::worker& w) noexcept {
     if (d.finished != 0) count_.finish(d.finished);  // the fold: before begin_wait announces us
 }
 
+// The usage check comes only before a wait that would block: while a task of this group runs
+// lower on this stack, the count includes it (a running child is counted until it finished, a
+// drained one until the fold), so a count of 0 after the drain proves there is none, and the walk
+// of the running-group frames (linear in the nesting depth) is skipped on that fast path. A drain
+// from inside an own task runs only what that task pushed (above its floor), then the check throws.
 void task_group::wait_for_children() {
-    check_not_below_own_task();
     if (detail::worker* w = detail::current_worker) drain(*w);
+    // acquire: pairs with the last finish's release (the fold's, or a thief's), as begin_wait().
+    if (count_.unfinished() == 0) return;
+    check_not_below_own_task();
     detail::completion done;  // fresh per wait: nothing to reset, nothing for a late child to race
     switch (count_.begin_wait(done)) {
         case decltype(count_)::wait_status::done:

@@ -175,9 +175,10 @@ private:
 
     // Calls one child's callable on this thread, as what it was passed as, or drops it when the
     // group is canceled; the caller then destroys it and finishes the child. For children and
-    // run_and_wait.
+    // run_and_wait. always_inline: clang otherwise keeps it out of line (its try/catch), one more
+    // call per child (docs/DESIGN.md, "Task groups", session 11).
     template <class F>
-    static void run_child(F&& fn, task_group& g) noexcept;
+    [[gnu::always_inline]] static void run_child(F&& fn, task_group& g) noexcept;
 
     // A new child: counted, then allocated by make() (returns the task); the count is undone when
     // the allocation (or the copy/move of the callable into it) throws. Counting comes first: the
@@ -195,9 +196,10 @@ private:
     }
 
     // run() on a worker `w` of the target pool: counted, then pushed on w's deque (a worker's
-    // own push never refuses, as registry::schedule).
+    // own push never refuses, as registry::schedule). always_inline: clang otherwise calls it out
+    // of line from every run() (see run_child).
     template <class F>
-    void run_here(detail::worker& w, F&& f) {
+    [[gnu::always_inline]] void run_here(detail::worker& w, F&& f) {
         using T = detail::group_task<std::decay_t<F>>;
         T* t = new_child([&] { return detail::new_task_on<T>(w, std::forward<F>(f), this); });
         detail::trace::spawn(w.trace());
@@ -264,7 +266,7 @@ struct group_task final : task {
 }  // namespace detail
 
 template <class F>
-void task_group::run_child(F&& fn, task_group& g) noexcept {
+[[gnu::always_inline]] inline void task_group::run_child(F&& fn, task_group& g) noexcept {
     // relaxed: the flag carries no data (see detail::cancellation_requested); a child that misses a
     // concurrent cancel() runs as one that started just before it.
     if (g.ctx_.canceled.load(std::memory_order_relaxed)) return;  // dropped: never called
