@@ -211,6 +211,26 @@ inline grain_splitter make_splitter(simple_partitioner, std::size_t min_len = 1)
     return grain_splitter{1, min_len > 0 ? min_len : 1};
 }
 
+// auto_partition's smallest piece, for a loop or reduction over n elements: 1/1024 of a worker's
+// share (n / (1024 x pool size)), or min_len if larger. Without a floor, the end of a call over cheap
+// elements split down to single elements: each worker, its deque empty, split its rest at every
+// block, and each stolen piece got a fresh budget, so the two workers of count_if over 20M ints
+// passed ~1,300 leaves and ~4 parks per call back and forth in its last ~150 us (session 12,
+// bench/count_probe.cpp). The floor keeps the end's pieces at a few microseconds of such work; a
+// loop whose cost sits in fewer elements than that (under 1/1024 of the range per worker) wants
+// simple_partition{grain} instead.
+inline constexpr std::size_t auto_floor_per_worker = 1024;
+
+template <class P>
+auto loop_splitter(P p, std::size_t n, std::size_t min_len) noexcept {
+    auto s = make_splitter(p, min_len);
+    if constexpr (std::same_as<decltype(s), adaptive_splitter>) {
+        const std::size_t floor = n / (auto_floor_per_worker * current_pool_size());
+        if (floor > s.min_len) s.min_len = floor;
+    }
+    return s;
+}
+
 // One per algorithm call: set when user code threw; unstarted chunks then do nothing. A loop's flag
 // (follow_group) also reads as set once the task_group the caller runs in is canceled, so a loop in
 // a canceled group starts no new chunks; reductions, scans and multi-pass algorithms run every
@@ -357,7 +377,7 @@ template <class P, class Leaf>
 void parallel_leaves(P p, std::size_t n, Leaf&& leaf, std::size_t min_len = 1) {
     if (n == 0) return;
     cancel_flag cancel(true);
-    for_divide(make_splitter(p, min_len), 0, n, false, leaf, cancel);
+    for_divide(loop_splitter(p, n, min_len), 0, n, false, leaf, cancel);
 }
 
 // As parallel_leaves, but every leaf runs (unless user code throws): for a pass of a multi-pass
@@ -366,7 +386,7 @@ template <class P, class Leaf>
 void parallel_leaves_complete(P p, std::size_t n, Leaf&& leaf, std::size_t min_len = 1) {
     if (n == 0) return;
     cancel_flag cancel;
-    for_divide(make_splitter(p, min_len), 0, n, false, leaf, cancel);
+    for_divide(loop_splitter(p, n, min_len), 0, n, false, leaf, cancel);
 }
 
 // Reduces [0, n) (n >= min_len) with partitioner p, in leaves of at least min_len elements. Must be
@@ -374,7 +394,7 @@ void parallel_leaves_complete(P p, std::size_t n, Leaf&& leaf, std::size_t min_l
 template <class T, class P, class Leaf, class Combine>
 T parallel_fold(P p, std::size_t n, Leaf&& leaf, Combine&& combine, std::size_t min_len = 1) {
     cancel_flag cancel;
-    std::optional<T> r = reduce_divide<T>(make_splitter(p, min_len), 0, n, false, leaf, combine, cancel);
+    std::optional<T> r = reduce_divide<T>(loop_splitter(p, n, min_len), 0, n, false, leaf, combine, cancel);
     // Only a cancelled run yields nothing, and a cancelled run always rethrows before this point.
     return std::move(*r);
 }

@@ -1,0 +1,205 @@
+// bench/count_probe.cpp -- where a 2-worker count_if call spends its time (issue 9, session 12):
+// crew::parallel_count_if's split (partition.hpp's parallel_fold with count_kernel leaves, exactly
+// as search.hpp calls it) against tbb::parallel_reduce with std::count_if, over crew-bench's input
+// (20M ints, mix64(i) % 10^6), one call after another as crew-bench runs them. Per call it records,
+// with one clock read per leaf: the time until each thread's first leaf starts, the number of
+// leaves and threads, and how long each thread sat idle at the end (last leaf of the call minus
+// this thread's last leaf); for crew also the pool's parks, unparks and steals per call.
+// Standalone (not part of the CMake build), from the repository root after building crew in DIR:
+//   g++ -std=c++20 -O3 -DNDEBUG -Iinclude bench/count_probe.cpp DIR/libcrew.a -ltbb -lpthread -o cp
+//   ./cp crew|onetbb|serial THREADS CALLS [GAP_US=0]
+// GAP_US > 0 sleeps that long between calls (a caller that does other work between calls).
+#include <crew/algorithms.hpp>
+#include <crew/crew.hpp>
+#include <crew/metrics.hpp>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_reduce.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using clk = std::chrono::steady_clock;
+
+struct even_t {
+    bool operator()(int x) const { return x % 2 == 0; }
+};
+
+std::uint64_t mix64(std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+// One leaf's record: which thread, when it started and ended (ns since the call began).
+struct leaf_rec {
+    int thread;
+    std::int64_t begin, end;
+    std::size_t b, e;
+};
+
+thread_local int tl_thread = -1;
+std::atomic<int> next_thread{0};
+int thread_no() {
+    if (tl_thread < 0) tl_thread = next_thread.fetch_add(1);
+    return tl_thread;
+}
+
+struct recorder {
+    clk::time_point t0;
+    std::atomic<std::size_t> used{0};
+    std::vector<leaf_rec> recs = std::vector<leaf_rec>(4096);
+    std::int64_t ns() const { return std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now() - t0).count(); }
+    void add(const leaf_rec& r) {
+        std::size_t k = used.fetch_add(1, std::memory_order_relaxed);
+        if (k < recs.size()) recs[k] = r;
+    }
+};
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 4) {
+        std::fprintf(stderr, "usage: %s crew|onetbb|serial THREADS CALLS [GAP_US]\n", argv[0]);
+        return 2;
+    }
+    const std::string impl = argv[1];
+    const std::size_t threads = std::strtoul(argv[2], nullptr, 10);
+    const int calls = std::atoi(argv[3]);
+    const int gap_us = argc > 4 ? std::atoi(argv[4]) : 0;
+    const std::size_t n = 20000000;
+    std::vector<int> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<int>(mix64(i) % 1000000u);
+    std::ptrdiff_t expect = std::count_if(v.begin(), v.end(), even_t{});
+
+    crew::pool pool(threads);
+    tbb::task_arena arena(static_cast<int>(threads));
+    arena.initialize();
+    even_t pred;
+    std::vector<double> wall, first_other, idle_end, leaves, nthreads, head, tail;
+    recorder rec;
+    crew::pool_metrics m0 = pool.metrics();
+    crew::pool_metrics before_call = pool.metrics();
+    for (int c = 0; c <= calls; ++c) {
+        rec.used = 0;
+        std::ptrdiff_t got = 0;
+        rec.t0 = clk::now();
+        if (impl == "crew") {
+            got = pool.run([&] {
+                auto leaf = [&](std::size_t b, std::size_t e) -> std::ptrdiff_t {
+                    std::int64_t t = rec.ns();
+                    auto r = crew::detail::count_kernel<std::ptrdiff_t>(v.data() + b, e - b, pred);
+                    rec.add({thread_no(), t, rec.ns(), b, e});
+                    return r;
+                };
+                return crew::detail::parallel_fold<std::ptrdiff_t>(crew::auto_partition, n, leaf, std::plus<std::ptrdiff_t>());
+            });
+        } else if (impl == "onetbb") {
+            arena.execute([&] {
+                got = tbb::parallel_reduce(
+                    tbb::blocked_range<std::size_t>(0, n), std::ptrdiff_t{0},
+                    [&](const tbb::blocked_range<std::size_t>& r, std::ptrdiff_t acc) {
+                        std::int64_t t = rec.ns();
+                        acc += std::count_if(v.data() + r.begin(), v.data() + r.end(), pred);
+                        rec.add({thread_no(), t, rec.ns(), r.begin(), r.end()});
+                        return acc;
+                    },
+                    std::plus<>{});
+            });
+        } else {
+            got = std::count_if(v.begin(), v.end(), pred);
+            rec.add({thread_no(), 0, rec.ns(), 0, n});
+        }
+        const double w = static_cast<double>(rec.ns()) / 1e6;
+        if (got != expect) {
+            std::fprintf(stderr, "wrong answer %td (expected %td)\n", got, expect);
+            return 1;
+        }
+        if (c == 0) {
+            m0 = pool.metrics();
+            continue;  // warm-up
+        }
+        const std::size_t k = std::min(rec.used.load(), rec.recs.size());
+        std::int64_t first[64], last[64];
+        std::fill(first, first + 64, -1);
+        std::fill(last, last + 64, -1);
+        std::int64_t end_all = 0;
+        for (std::size_t i = 0; i < k; ++i) {
+            const leaf_rec& r = rec.recs[i];
+            int t = r.thread & 63;
+            if (first[t] < 0 || r.begin < first[t]) first[t] = r.begin;
+            last[t] = std::max(last[t], r.end);
+            end_all = std::max(end_all, r.end);
+        }
+        std::vector<std::int64_t> firsts;
+        double idle = 0;
+        for (int t = 0; t < 64; ++t)
+            if (first[t] >= 0) {
+                firsts.push_back(first[t]);
+                idle += static_cast<double>(end_all - last[t]);
+            }
+        std::sort(firsts.begin(), firsts.end());
+        wall.push_back(w);
+        head.push_back(static_cast<double>(firsts.front()) / 1e3);
+        tail.push_back(w * 1e3 - static_cast<double>(end_all) / 1e3);
+        first_other.push_back(firsts.size() > 1 ? static_cast<double>(firsts[1]) / 1e3 : -1);
+        idle_end.push_back(idle / 1e3);
+        leaves.push_back(static_cast<double>(k));
+        nthreads.push_back(static_cast<double>(firsts.size()));
+        if (std::getenv("PROBE_CALLS") != nullptr) {
+            std::printf("  call %d: %.3f ms, %zu threads, 2nd thread's first leaf %.1f us, %zu leaves", c, w,
+                        firsts.size(), firsts.size() > 1 ? static_cast<double>(firsts[1]) / 1e3 : -1.0, k);
+            if (impl == "crew") {
+                crew::pool_metrics now = pool.metrics();
+                crew::pool_metrics dc = now - before_call;
+                before_call = now;
+                for (std::size_t i = 0; i < dc.workers.size(); ++i) {
+                    const crew::worker_metrics& x = dc.workers[i];
+                    std::printf(" | w%zu run %llu steals %llu fail %llu parks %llu busy %.0f search %.0f park %.0f us", i,
+                                static_cast<unsigned long long>(x.tasks_run), static_cast<unsigned long long>(x.steals),
+                                static_cast<unsigned long long>(x.failed_steals), static_cast<unsigned long long>(x.parks),
+                                x.busy_time.count() / 1e3, x.search_time.count() / 1e3, x.park_time.count() / 1e3);
+                }
+            }
+            std::printf("\n");
+        }
+        if (gap_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(gap_us));
+        if (std::getenv("PROBE_DUMP") != nullptr && c == calls) {
+            for (std::size_t i = 0; i < k; ++i)
+                std::printf("  leaf t%d [%zu, %zu) %.1f-%.1f us\n", rec.recs[i].thread, rec.recs[i].b, rec.recs[i].e,
+                            rec.recs[i].begin / 1e3, rec.recs[i].end / 1e3);
+        }
+    }
+    crew::pool_metrics d = pool.metrics() - m0;
+    crew::worker_metrics tot = d.total();
+    std::printf("%s threads=%zu calls=%d gap_us=%d: wall %.3f ms; first leaf %.1f us, of the 2nd thread %.1f us; "
+                "after the last leaf %.1f us; "
+                "end idle (sum over threads) %.1f us; leaves %.0f; threads used %.0f",
+                impl.c_str(), threads, calls, gap_us, median(wall), median(head), median(first_other), median(tail), median(idle_end),
+                median(leaves), median(nthreads));
+    if (impl == "crew")
+        std::printf("; per call: parks %.2f unparks %.2f steals %.2f searches %.2f",
+                    static_cast<double>(tot.parks) / calls, static_cast<double>(tot.unparks) / calls,
+                    static_cast<double>(tot.steals) / calls, static_cast<double>(tot.searches) / calls);
+    std::printf("\n");
+    return 0;
+}
