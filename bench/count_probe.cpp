@@ -78,6 +78,118 @@ double median(std::vector<double> v) {
     return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
+struct setup {
+    std::string impl;
+    std::size_t threads = 1;
+    int calls = 0, gap_us = 0;
+    std::size_t n = 20000000;
+    std::vector<int> v;
+};
+
+// One call of the chosen implementation; every leaf goes to `rec`.
+std::ptrdiff_t run_call(const setup& su, crew::pool& pool, tbb::task_arena& arena, recorder& rec) {
+    const even_t pred;
+    const std::vector<int>& v = su.v;
+    if (su.impl == "crew") {
+        return pool.run([&] {
+            auto leaf = [&](std::size_t b, std::size_t e) -> std::ptrdiff_t {
+                std::int64_t t = rec.ns();
+                auto r = crew::detail::count_kernel<std::ptrdiff_t>(v.data() + b, e - b, pred);
+                rec.add({thread_no(), t, rec.ns(), b, e});
+                return r;
+            };
+            return crew::detail::parallel_fold<std::ptrdiff_t>(crew::auto_partition, su.n, leaf, std::plus<std::ptrdiff_t>());
+        });
+    }
+    std::ptrdiff_t got = 0;
+    if (su.impl == "onetbb") {
+        arena.execute([&] {
+            got = tbb::parallel_reduce(
+                tbb::blocked_range<std::size_t>(0, su.n), std::ptrdiff_t{0},
+                [&](const tbb::blocked_range<std::size_t>& r, std::ptrdiff_t acc) {
+                    std::int64_t t = rec.ns();
+                    acc += std::count_if(v.data() + r.begin(), v.data() + r.end(), pred);
+                    rec.add({thread_no(), t, rec.ns(), r.begin(), r.end()});
+                    return acc;
+                },
+                std::plus<>{});
+        });
+        return got;
+    }
+    got = std::count_if(v.begin(), v.end(), pred);
+    rec.add({thread_no(), 0, rec.ns(), 0, su.n});
+    return got;
+}
+
+// The per-call figures, one vector per figure (a value per call).
+struct series {
+    std::vector<double> wall, head, first_other, tail, idle_end, leaves, nthreads;
+};
+
+// Folds one call's leaves (`k` of them, the call took `w` ms) into `out`; returns the sorted
+// first-leaf times (ns) of the threads that ran any.
+std::vector<std::int64_t> add_call(const recorder& rec, std::size_t k, double w, series& out) {
+    std::int64_t first[64], last[64], end_all = 0;
+    std::fill(first, first + 64, -1);
+    std::fill(last, last + 64, -1);
+    for (std::size_t i = 0; i < k; ++i) {
+        const leaf_rec& r = rec.recs[i];
+        const int t = r.thread & 63;
+        if (first[t] < 0 || r.begin < first[t]) first[t] = r.begin;
+        last[t] = std::max(last[t], r.end);
+        end_all = std::max(end_all, r.end);
+    }
+    std::vector<std::int64_t> firsts;
+    double idle = 0;
+    for (int t = 0; t < 64; ++t)
+        if (first[t] >= 0) {
+            firsts.push_back(first[t]);
+            idle += static_cast<double>(end_all - last[t]);
+        }
+    std::sort(firsts.begin(), firsts.end());
+    out.wall.push_back(w);
+    out.head.push_back(static_cast<double>(firsts.front()) / 1e3);
+    out.tail.push_back(w * 1e3 - static_cast<double>(end_all) / 1e3);
+    out.first_other.push_back(firsts.size() > 1 ? static_cast<double>(firsts[1]) / 1e3 : -1);
+    out.idle_end.push_back(idle / 1e3);
+    out.leaves.push_back(static_cast<double>(k));
+    out.nthreads.push_back(static_cast<double>(firsts.size()));
+    return firsts;
+}
+
+// PROBE_CALLS: one line per call, with each worker's metrics over the call (crew).
+void print_call(const setup& su, int c, double w, const std::vector<std::int64_t>& firsts, std::size_t k,
+                crew::pool& pool, crew::pool_metrics& before_call) {
+    std::printf("  call %d: %.3f ms, %zu threads, 2nd thread's first leaf %.1f us, %zu leaves", c, w, firsts.size(),
+                firsts.size() > 1 ? static_cast<double>(firsts[1]) / 1e3 : -1.0, k);
+    if (su.impl == "crew") {
+        crew::pool_metrics now = pool.metrics();
+        crew::pool_metrics dc = now - before_call;
+        before_call = now;
+        for (std::size_t i = 0; i < dc.workers.size(); ++i) {
+            const crew::worker_metrics& x = dc.workers[i];
+            std::printf(" | w%zu run %llu steals %llu fail %llu parks %llu busy %.0f search %.0f park %.0f us", i,
+                        static_cast<unsigned long long>(x.tasks_run), static_cast<unsigned long long>(x.steals),
+                        static_cast<unsigned long long>(x.failed_steals), static_cast<unsigned long long>(x.parks),
+                        x.busy_time.count() / 1e3, x.search_time.count() / 1e3, x.park_time.count() / 1e3);
+        }
+    }
+    std::printf("\n");
+}
+
+void print_summary(const setup& su, const series& s, const crew::worker_metrics& tot) {
+    std::printf("%s threads=%zu calls=%d gap_us=%d: wall %.3f ms; first leaf %.1f us, of the 2nd thread %.1f us; "
+                "after the last leaf %.1f us; end idle (sum over threads) %.1f us; leaves %.0f; threads used %.0f",
+                su.impl.c_str(), su.threads, su.calls, su.gap_us, median(s.wall), median(s.head), median(s.first_other),
+                median(s.tail), median(s.idle_end), median(s.leaves), median(s.nthreads));
+    const double calls = su.calls;
+    if (su.impl == "crew")
+        std::printf("; per call: parks %.2f unparks %.2f steals %.2f searches %.2f", static_cast<double>(tot.parks) / calls,
+                    static_cast<double>(tot.unparks) / calls, static_cast<double>(tot.steals) / calls,
+                    static_cast<double>(tot.searches) / calls);
+    std::printf("\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,124 +197,42 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "usage: %s crew|onetbb|serial THREADS CALLS [GAP_US]\n", argv[0]);
         return 2;
     }
-    const std::string impl = argv[1];
-    const std::size_t threads = std::strtoul(argv[2], nullptr, 10);
-    const int calls = std::atoi(argv[3]);
-    const int gap_us = argc > 4 ? std::atoi(argv[4]) : 0;
-    const std::size_t n = 20000000;
-    std::vector<int> v(n);
-    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<int>(mix64(i) % 1000000u);
-    std::ptrdiff_t expect = std::count_if(v.begin(), v.end(), even_t{});
-
-    crew::pool pool(threads);
-    tbb::task_arena arena(static_cast<int>(threads));
+    setup su;
+    su.impl = argv[1];
+    su.threads = std::strtoul(argv[2], nullptr, 10);
+    su.calls = std::atoi(argv[3]);
+    su.gap_us = argc > 4 ? std::atoi(argv[4]) : 0;
+    su.v.resize(su.n);
+    for (std::size_t i = 0; i < su.n; ++i) su.v[i] = static_cast<int>(mix64(i) % 1000000u);
+    const std::ptrdiff_t expect = std::count_if(su.v.begin(), su.v.end(), even_t{});
+    crew::pool pool(su.threads);
+    tbb::task_arena arena(static_cast<int>(su.threads));
     arena.initialize();
-    even_t pred;
-    std::vector<double> wall, first_other, idle_end, leaves, nthreads, head, tail;
+    series s;
     recorder rec;
-    crew::pool_metrics m0 = pool.metrics();
-    crew::pool_metrics before_call = pool.metrics();
-    for (int c = 0; c <= calls; ++c) {
+    crew::pool_metrics m0 = pool.metrics(), before_call = m0;
+    for (int c = 0; c <= su.calls; ++c) {  // call 0 warms up
         rec.used = 0;
-        std::ptrdiff_t got = 0;
         rec.t0 = clk::now();
-        if (impl == "crew") {
-            got = pool.run([&] {
-                auto leaf = [&](std::size_t b, std::size_t e) -> std::ptrdiff_t {
-                    std::int64_t t = rec.ns();
-                    auto r = crew::detail::count_kernel<std::ptrdiff_t>(v.data() + b, e - b, pred);
-                    rec.add({thread_no(), t, rec.ns(), b, e});
-                    return r;
-                };
-                return crew::detail::parallel_fold<std::ptrdiff_t>(crew::auto_partition, n, leaf, std::plus<std::ptrdiff_t>());
-            });
-        } else if (impl == "onetbb") {
-            arena.execute([&] {
-                got = tbb::parallel_reduce(
-                    tbb::blocked_range<std::size_t>(0, n), std::ptrdiff_t{0},
-                    [&](const tbb::blocked_range<std::size_t>& r, std::ptrdiff_t acc) {
-                        std::int64_t t = rec.ns();
-                        acc += std::count_if(v.data() + r.begin(), v.data() + r.end(), pred);
-                        rec.add({thread_no(), t, rec.ns(), r.begin(), r.end()});
-                        return acc;
-                    },
-                    std::plus<>{});
-            });
-        } else {
-            got = std::count_if(v.begin(), v.end(), pred);
-            rec.add({thread_no(), 0, rec.ns(), 0, n});
-        }
+        const std::ptrdiff_t got = run_call(su, pool, arena, rec);
         const double w = static_cast<double>(rec.ns()) / 1e6;
         if (got != expect) {
             std::fprintf(stderr, "wrong answer %td (expected %td)\n", got, expect);
             return 1;
         }
         if (c == 0) {
-            m0 = pool.metrics();
-            continue;  // warm-up
+            m0 = before_call = pool.metrics();
+            continue;
         }
         const std::size_t k = std::min(rec.used.load(), rec.recs.size());
-        std::int64_t first[64], last[64];
-        std::fill(first, first + 64, -1);
-        std::fill(last, last + 64, -1);
-        std::int64_t end_all = 0;
-        for (std::size_t i = 0; i < k; ++i) {
-            const leaf_rec& r = rec.recs[i];
-            int t = r.thread & 63;
-            if (first[t] < 0 || r.begin < first[t]) first[t] = r.begin;
-            last[t] = std::max(last[t], r.end);
-            end_all = std::max(end_all, r.end);
-        }
-        std::vector<std::int64_t> firsts;
-        double idle = 0;
-        for (int t = 0; t < 64; ++t)
-            if (first[t] >= 0) {
-                firsts.push_back(first[t]);
-                idle += static_cast<double>(end_all - last[t]);
-            }
-        std::sort(firsts.begin(), firsts.end());
-        wall.push_back(w);
-        head.push_back(static_cast<double>(firsts.front()) / 1e3);
-        tail.push_back(w * 1e3 - static_cast<double>(end_all) / 1e3);
-        first_other.push_back(firsts.size() > 1 ? static_cast<double>(firsts[1]) / 1e3 : -1);
-        idle_end.push_back(idle / 1e3);
-        leaves.push_back(static_cast<double>(k));
-        nthreads.push_back(static_cast<double>(firsts.size()));
-        if (std::getenv("PROBE_CALLS") != nullptr) {
-            std::printf("  call %d: %.3f ms, %zu threads, 2nd thread's first leaf %.1f us, %zu leaves", c, w,
-                        firsts.size(), firsts.size() > 1 ? static_cast<double>(firsts[1]) / 1e3 : -1.0, k);
-            if (impl == "crew") {
-                crew::pool_metrics now = pool.metrics();
-                crew::pool_metrics dc = now - before_call;
-                before_call = now;
-                for (std::size_t i = 0; i < dc.workers.size(); ++i) {
-                    const crew::worker_metrics& x = dc.workers[i];
-                    std::printf(" | w%zu run %llu steals %llu fail %llu parks %llu busy %.0f search %.0f park %.0f us", i,
-                                static_cast<unsigned long long>(x.tasks_run), static_cast<unsigned long long>(x.steals),
-                                static_cast<unsigned long long>(x.failed_steals), static_cast<unsigned long long>(x.parks),
-                                x.busy_time.count() / 1e3, x.search_time.count() / 1e3, x.park_time.count() / 1e3);
-                }
-            }
-            std::printf("\n");
-        }
-        if (gap_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(gap_us));
-        if (std::getenv("PROBE_DUMP") != nullptr && c == calls) {
+        const std::vector<std::int64_t> firsts = add_call(rec, k, w, s);
+        if (std::getenv("PROBE_CALLS") != nullptr) print_call(su, c, w, firsts, k, pool, before_call);
+        if (su.gap_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(su.gap_us));
+        if (std::getenv("PROBE_DUMP") != nullptr && c == su.calls)
             for (std::size_t i = 0; i < k; ++i)
                 std::printf("  leaf t%d [%zu, %zu) %.1f-%.1f us\n", rec.recs[i].thread, rec.recs[i].b, rec.recs[i].e,
-                            rec.recs[i].begin / 1e3, rec.recs[i].end / 1e3);
-        }
+                            static_cast<double>(rec.recs[i].begin) / 1e3, static_cast<double>(rec.recs[i].end) / 1e3);
     }
-    crew::pool_metrics d = pool.metrics() - m0;
-    crew::worker_metrics tot = d.total();
-    std::printf("%s threads=%zu calls=%d gap_us=%d: wall %.3f ms; first leaf %.1f us, of the 2nd thread %.1f us; "
-                "after the last leaf %.1f us; "
-                "end idle (sum over threads) %.1f us; leaves %.0f; threads used %.0f",
-                impl.c_str(), threads, calls, gap_us, median(wall), median(head), median(first_other), median(tail), median(idle_end),
-                median(leaves), median(nthreads));
-    if (impl == "crew")
-        std::printf("; per call: parks %.2f unparks %.2f steals %.2f searches %.2f",
-                    static_cast<double>(tot.parks) / calls, static_cast<double>(tot.unparks) / calls,
-                    static_cast<double>(tot.steals) / calls, static_cast<double>(tot.searches) / calls);
-    std::printf("\n");
+    print_summary(su, s, (pool.metrics() - m0).total());
     return 0;
 }
