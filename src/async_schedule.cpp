@@ -33,6 +33,14 @@ bool schedule_async(registry& r, task* t, async_wake how) {
             case async_wake::yield:
                 w->yield_async(t);
                 break;
+            case async_wake::spawn_task:
+                // From a coroutine task's run: the LIFO slot, with a wake's notify (the spawner
+                // goes on running). From a worker outside every run: the ring, as spawn.
+                if (current_async_task != nullptr)
+                    w->wake_async(t, false);
+                else
+                    w->push_async(t);
+                break;
             case async_wake::spawn:
             default:
                 w->push_async(t);

@@ -231,7 +231,7 @@ task* worker::find_async_local() {
             start_async(true);
             return t;
         }
-        if (t != nullptr) push_async(t);
+        if (t != nullptr && !drop_stale_entry(t)) push_async(t);
     }
     if (task* t = alone ? ring_.pop_unshared() : ring_.pop()) {
         start_async(false);
@@ -288,7 +288,9 @@ void worker::wake_async(task* t, bool run_over) {
         // order, kept symmetric.
         previous = lifo_.exchange(t, std::memory_order_acq_rel);
     }
-    if (previous != nullptr) push_async_quiet(previous);
+    // A displaced entry whose run its awaiter took inline is dropped here, on its owner, instead of
+    // waiting in the ring for a pop or a thief (task_state.hpp, "Displacement").
+    if (previous != nullptr && !drop_stale_entry(previous)) push_async_quiet(previous);
     if (alone_) return;  // one worker: it is this one, and it is awake
     if (run_over && helped_nesting_ == 0 && deque_.size_hint() <= 0)
         lot_.notify_one_hinted();

@@ -36,6 +36,20 @@ constinit thread_local std::uint32_t inline_run_depth = 0;
 
 bool is_async_task(const task* t) noexcept { return t->execute == &async_task::run; }
 
+bool drop_stale_entry(task* t) noexcept {
+    auto* self = static_cast<async_task*>(t);  // the LIFO slot holds coroutine tasks only
+    switch (self->state.drop_stale_entry()) {
+    case state_t::displaced::live:
+        return false;
+    case state_t::displaced::dealloc:
+        self->deallocate();
+        return true;
+    case state_t::displaced::dropped:
+        break;
+    }
+    return true;
+}
+
 void async_task::deallocate() noexcept {
     destroy_root();  // normally done by the result's owner already
     void* const memory = frame_memory_;

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -373,5 +374,41 @@ TEST_P(task_test, fork_join_inside_a_task) {
 }
 
 CREW_ALL_POOL_SIZES(task_test);
+
+// Session 12: a spawn from a task goes to its worker's LIFO slot, and the worker drops the
+// displaced entry of a child whose awaiter ran it inline (task_state.hpp, "Displacement") instead
+// of pushing it to its ring. Before, at 2 workers, about 130 such stale entries piled up in the
+// spawner's ring and the idle worker stole them in batches (about 86 % of the children), dropping
+// them there (cross-core frees) and pulling the awaiting task over. Now nothing reaches the ring:
+// its high-water mark stays at a few entries, steals stay rare (a thief may still take the slot
+// of a spawner that was descheduled, after the lone-task grace), and every child runs once.
+TEST(task_lifo_spawn, spawn_await_at_two_workers_leaves_no_stale_entries_behind) {
+    crew_test::watchdog dog(120s);
+    crew::pool_options o;
+    o.threads = 2;
+    crew::pool p(o);
+    const long n = crew_test::scaled(100'000);
+    std::atomic<long> runs{0};
+    auto child = [](std::atomic<long>& runs) -> crew::task<long> {
+        runs.fetch_add(1, std::memory_order_relaxed);
+        co_return 1;
+    };
+    auto parent = [](long n, std::atomic<long>& runs, auto child) -> crew::task<long> {
+        long sum = 0;
+        for (long i = 0; i < n; ++i) sum += co_await crew::spawn(child(runs));
+        co_return sum;
+    };
+    const crew::pool_metrics before = p.metrics();
+    EXPECT_EQ(p.block_on(parent(n, runs, child)), n);
+    EXPECT_EQ(runs.load(), n);
+    const crew::worker_metrics d = (p.metrics() - before).total();
+    std::printf("spawn+await x %ld at 2 workers: max ring depth %llu, steals %llu, lifo hits %llu\n", n,
+                static_cast<unsigned long long>(d.max_ring_depth), static_cast<unsigned long long>(d.steals),
+                static_cast<unsigned long long>(d.lifo_hits));
+    if constexpr (CREW_METRICS != 0) {
+        EXPECT_LE(d.max_ring_depth, 4u);  // was ~130: stale entries of inline-run children
+        EXPECT_LE(d.steals, static_cast<std::uint64_t>(n / 100));  // was ~86 % of n
+    }
+}
 
 }  // namespace
