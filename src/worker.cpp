@@ -276,13 +276,12 @@ void worker::push_async_quiet(task* t) {
 // item of its own ahead of the LIFO slot), the notify is a yield's: nothing can be stranded
 // behind a run that is over. Otherwise the full notify of notify_async_running().
 void worker::wake_async(task* t, bool run_over) {
-    task* previous;
-    if (lifo_.load(std::memory_order_relaxed) == nullptr) {  // relaxed: only this thread puts
-        // Empty, and only this thread puts (thieves only take, leaving it empty): a plain store
-        // suffices, no locked instruction. release: pairs with the acquire exchange of whoever
-        // takes it (this worker or a thief), as the exchange below.
+    task* previous = lifo_.load(std::memory_order_relaxed);  // relaxed: only this thread puts
+    if (previous == nullptr || alone_) {
+        // Empty, and only this thread puts (thieves only take, leaving it empty), or a pool of one
+        // worker (no thief at all): a plain store suffices, no locked instruction. release: pairs
+        // with the acquire exchange of whoever takes it (this worker or a thief), as below.
         lifo_.store(t, std::memory_order_release);
-        previous = nullptr;
     } else {
         // release: as above. acquire: the previous occupant was put by this thread; nothing to
         // order, kept symmetric.
@@ -372,7 +371,12 @@ task* worker::steal_lifo_cold() noexcept {
 task* worker::steal_lifo_from(worker& v) noexcept {
     if (v.lifo_.load(std::memory_order_relaxed) == nullptr) return nullptr;  // relaxed: a hint
     if (v.ring_.empty_hint() && leave_lone_task_cold(v)) return nullptr;
-    // acquire: pairs with the owner's release exchange in wake_async.
+    return take_lifo_of(v);
+}
+
+// Take `v`'s LIFO slot (a thief's last pass, or the stuck-worker watch) and start its task.
+task* worker::take_lifo_of(worker& v) noexcept {
+    // acquire: pairs with the owner's release store or exchange in wake_async.
     task* t = v.lifo_.exchange(nullptr, std::memory_order_acquire);
     if (t == nullptr) return nullptr;
     worker_counters::bump(counters_.steals);
@@ -456,18 +460,27 @@ bool worker::idle_cold(completion* done) {
 task* worker::steal_stuck_cold(std::int64_t now) noexcept {
     worker& v = owner_.worker_at(watch_victim_);
     const std::uint32_t head = v.ring_.head_hint();  // relaxed: a progress hint, as leave_lone_task_cold
-    const bool queued = !v.ring_.empty_hint();
-    if (watch_since_ns_ != 0 && queued && head == watch_head_ && &v != this) {
+    const task* const slot = v.lifo_.load(std::memory_order_relaxed);  // relaxed: a progress hint too
+    const bool in_ring = !v.ring_.empty_hint();
+    if (watch_since_ns_ != 0 && (in_ring || slot != nullptr) && head == watch_head_ && slot == watch_slot_ &&
+        &v != this) {
         if (now - watch_since_ns_ < stuck_grace_ns) return nullptr;  // keep watching
-        ring_steal_result<task> r = v.ring_.steal_into(ring_);
-        if (r.status == ring_steal::success) {
-            worker_counters::bump(counters_.steals, r.count);
-            worker_counters::bump(counters_.steal_operations);
+        if (in_ring) {
+            ring_steal_result<task> r = v.ring_.steal_into(ring_);
+            if (r.status == ring_steal::success) {
+                worker_counters::bump(counters_.steals, r.count);
+                worker_counters::bump(counters_.steal_operations);
+                watch_since_ns_ = 0;
+                start_async(false);
+                return r.task;
+            }
+            if (r.status == ring_steal::no_room) return nullptr;  // ours first; keep watching
+        } else if (task* t = take_lifo_of(v)) {
+            // Its LIFO slot alone (session 12: a task spawned by a run that went on, e.g. a spawn
+            // from a task, waits there): the slot did not change for the grace either.
             watch_since_ns_ = 0;
-            start_async(false);
-            return r.task;
+            return t;
         }
-        if (r.status == ring_steal::no_room) return nullptr;  // ours first; keep watching
     }
     const unsigned n = owner_.size();
     watch_victim_ = watch_victim_ + 1 == n ? 0 : watch_victim_ + 1;
@@ -476,7 +489,8 @@ task* worker::steal_stuck_cold(std::int64_t now) noexcept {
     // by its worker at once (that worker is running, it queued the task).
     worker& next = owner_.worker_at(watch_victim_);
     watch_head_ = next.ring_.head_hint();
-    watch_since_ns_ = next.ring_.empty_hint() ? 0 : now;
+    watch_slot_ = next.lifo_.load(std::memory_order_relaxed);  // relaxed: a hint (see above)
+    watch_since_ns_ = next.ring_.empty_hint() && watch_slot_ == nullptr ? 0 : now;
     return nullptr;
 }
 
