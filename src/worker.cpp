@@ -213,8 +213,8 @@ std::int64_t worker::retune_interval_cold() noexcept {
 }
 
 // This worker's own coroutine tasks: the LIFO slot (at most max_lifo_runs in a row; past that its
-// occupant goes to the back of the ring, so a ping-pong pair cannot starve the ring), then the
-// ring's oldest task.
+// occupant goes to the back of the ring, so a ping-pong pair cannot starve the ring; with the ring
+// empty it runs at once, as the ring's next task), then the ring's oldest task.
 // A pool of one worker has no thieves: the slot and the ring are then taken without an RMW.
 task* worker::find_async_local() {
     const bool alone = alone_;
@@ -231,7 +231,9 @@ task* worker::find_async_local() {
             start_async(true);
             return t;
         }
-        if (t != nullptr && !drop_stale_entry(t)) push_async(t);
+        if (t != nullptr) {
+            if (task* next = past_lifo_limit_cold(t)) return next;
+        }
     }
     if (task* t = alone ? ring_.pop_unshared() : ring_.pop()) {
         start_async(false);
@@ -245,6 +247,18 @@ task* worker::find_async_local() {
     if (!from_lifo) lifo_runs_ = 0;
     begin_async_run();
     worker_counters::bump(counters_.async_tasks_run);
+}
+
+// The LIFO slot's task past the run limit. An empty ring (exact for its owner: thieves only take)
+// has nothing to starve: it runs now, as the ring's next task would, without the push and pop (a
+// chain of spawns, session 12). Else it goes to the back of the ring (a stale entry is dropped).
+task* worker::past_lifo_limit_cold(task* t) {
+    if (ring_.empty_hint()) {
+        start_async(false);
+        return t;
+    }
+    if (!drop_stale_entry(t)) push_async(t);
+    return nullptr;
 }
 
 void worker::push_async(task* t) {

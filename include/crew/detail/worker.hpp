@@ -271,6 +271,7 @@ private:
     task* injector_tick_cold();
     std::int64_t retune_interval_cold() noexcept;  // returns the clock it read
     task* find_async_local();
+    task* past_lifo_limit_cold(task* t);
     task* steal_async_cold(worker& victim, bool& lost) noexcept;
     task* steal_lifo_cold() noexcept;
     task* steal_lifo_from(worker& v) noexcept;
