@@ -37,7 +37,10 @@ constinit thread_local std::uint32_t inline_run_depth = 0;
 bool is_async_task(const task* t) noexcept { return t->execute == &async_task::run; }
 
 bool drop_stale_entry(task* t) noexcept {
-    auto* self = static_cast<async_task*>(t);  // the LIFO slot holds coroutine tasks only
+    // schedule_async also queues plain tasks (tests/detail/async_schedule_test.cpp): those have no
+    // state word and are never stale.
+    if (!is_async_task(t)) return false;
+    auto* self = static_cast<async_task*>(t);
     switch (self->state.drop_stale_entry()) {
     case state_t::displaced::live:
         return false;

@@ -34,21 +34,22 @@ class async_task;
 
 enum class async_wake : std::uint8_t {
     spawn,  // FIFO (the back of the ring), never the LIFO slot (the I/O driver's readiness reports)
-    // a new task (crew::spawn, session 12): spawned by a coroutine task running on a worker of the
-    // pool, the LIFO slot, as a wake (Tokio's shape: the child runs next, or is claimed inline by
-    // its awaiter); spawned from anywhere else, as `spawn`
-    spawn_task,
     wake,   // woken by another task on this worker: the LIFO slot
     yield,  // re-queued by yield_now or an exhausted budget: the back of the ring
     // woken by a task on this worker whose run is over (it completed: its joiner): the LIFO slot,
     // with the notify of a yield when the worker goes straight back to its queues (worker.cpp)
     wake_at_end,
+    // a new task (crew::spawn, session 12): spawned by a coroutine task running on a worker of the
+    // pool, the LIFO slot, as a wake (Tokio's shape: the child runs next, or is claimed inline by
+    // its awaiter); spawned from anywhere else, as `spawn`. Last: tests pick the first three by
+    // value (async_schedule_test's `c % 3`).
+    spawn_task,
 };
 
-// The worker's LIFO slot displaced `t` (a coroutine task's queue entry, held by the worker): drop
-// it when it is stale (its awaiter ran it inline: task_state::drop_stale_entry, which may free the
-// frame here). True: dropped, queue nothing; false: a live entry, queue it. Defined in
-// src/async/async_task.cpp.
+// The worker's LIFO slot displaced `t` (a queue entry held by the worker): drop it when it is a
+// coroutine task's stale entry (its awaiter ran it inline: task_state::drop_stale_entry, which may
+// free the frame here). True: dropped, queue nothing; false: a live entry or a plain task, queue
+// it. Defined in src/async/async_task.cpp.
 bool drop_stale_entry(task* t) noexcept;
 
 // Is `t` a spawned coroutine task (async_task::run)? The worker counts coroutine runs that came
