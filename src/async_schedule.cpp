@@ -10,9 +10,18 @@
 #include "crew/detail/frame_cache.hpp"
 #include "crew/detail/registry.hpp"
 
+// Where crew::spawn from a coroutine task goes (async_wake::spawn_task). 1 (the default, session
+// 12): the spawning worker's LIFO slot, Tokio's shape (a spawn+await leaves no stale entry in the
+// ring). 0: the back of the ring, as before session 12 (for side-by-side measurements).
+#ifndef CREW_ASYNC_SPAWN_TO_LIFO
+#define CREW_ASYNC_SPAWN_TO_LIFO 1
+#endif
+
 namespace crew::detail {
 
 namespace {
+
+constexpr bool spawn_to_lifo = CREW_ASYNC_SPAWN_TO_LIFO != 0;
 
 // From outside the pool's workers. Out of line: inlined, the injector's lock and notify made the
 // worker path (a spawn or a wake, once or twice per task run) save four registers on every call.
@@ -32,6 +41,14 @@ bool schedule_async(registry& r, task* t, async_wake how) {
                 break;
             case async_wake::yield:
                 w->yield_async(t);
+                break;
+            case async_wake::spawn_task:
+                // From a coroutine task's run: the LIFO slot, with a wake's notify (the spawner
+                // goes on running). From a worker outside every run: the ring, as spawn.
+                if (spawn_to_lifo && current_async_task != nullptr)
+                    w->wake_async(t, false);
+                else
+                    w->push_async(t);
                 break;
             case async_wake::spawn:
             default:

@@ -213,8 +213,8 @@ std::int64_t worker::retune_interval_cold() noexcept {
 }
 
 // This worker's own coroutine tasks: the LIFO slot (at most max_lifo_runs in a row; past that its
-// occupant goes to the back of the ring, so a ping-pong pair cannot starve the ring), then the
-// ring's oldest task.
+// occupant goes to the back of the ring, so a ping-pong pair cannot starve the ring; with the ring
+// empty it runs at once, as the ring's next task), then the ring's oldest task.
 // A pool of one worker has no thieves: the slot and the ring are then taken without an RMW.
 task* worker::find_async_local() {
     const bool alone = alone_;
@@ -231,7 +231,9 @@ task* worker::find_async_local() {
             start_async(true);
             return t;
         }
-        if (t != nullptr) push_async(t);
+        if (t != nullptr) {
+            if (task* next = past_lifo_limit_cold(t)) return next;
+        }
     }
     if (task* t = alone ? ring_.pop_unshared() : ring_.pop()) {
         start_async(false);
@@ -245,6 +247,18 @@ task* worker::find_async_local() {
     if (!from_lifo) lifo_runs_ = 0;
     begin_async_run();
     worker_counters::bump(counters_.async_tasks_run);
+}
+
+// The LIFO slot's task past the run limit. An empty ring (exact for its owner: thieves only take)
+// has nothing to starve: it runs now, as the ring's next task would, without the push and pop (a
+// chain of spawns, session 12). Else it goes to the back of the ring (a stale entry is dropped).
+task* worker::past_lifo_limit_cold(task* t) {
+    if (ring_.empty_hint()) {
+        start_async(false);
+        return t;
+    }
+    if (!drop_stale_entry(t)) push_async(t);
+    return nullptr;
 }
 
 void worker::push_async(task* t) {
@@ -276,19 +290,20 @@ void worker::push_async_quiet(task* t) {
 // item of its own ahead of the LIFO slot), the notify is a yield's: nothing can be stranded
 // behind a run that is over. Otherwise the full notify of notify_async_running().
 void worker::wake_async(task* t, bool run_over) {
-    task* previous;
-    if (lifo_.load(std::memory_order_relaxed) == nullptr) {  // relaxed: only this thread puts
-        // Empty, and only this thread puts (thieves only take, leaving it empty): a plain store
-        // suffices, no locked instruction. release: pairs with the acquire exchange of whoever
-        // takes it (this worker or a thief), as the exchange below.
+    task* previous = lifo_.load(std::memory_order_relaxed);  // relaxed: only this thread puts
+    if (previous == nullptr || alone_) {
+        // Empty, and only this thread puts (thieves only take, leaving it empty), or a pool of one
+        // worker (no thief at all): a plain store suffices, no locked instruction. release: pairs
+        // with the acquire exchange of whoever takes it (this worker or a thief), as below.
         lifo_.store(t, std::memory_order_release);
-        previous = nullptr;
     } else {
         // release: as above. acquire: the previous occupant was put by this thread; nothing to
         // order, kept symmetric.
         previous = lifo_.exchange(t, std::memory_order_acq_rel);
     }
-    if (previous != nullptr) push_async_quiet(previous);
+    // A displaced entry whose run its awaiter took inline is dropped here, on its owner, instead of
+    // waiting in the ring for a pop or a thief (task_state.hpp, "Displacement").
+    if (previous != nullptr && !drop_stale_entry(previous)) push_async_quiet(previous);
     if (alone_) return;  // one worker: it is this one, and it is awake
     if (run_over && helped_nesting_ == 0 && deque_.size_hint() <= 0)
         lot_.notify_one_hinted();
@@ -370,7 +385,12 @@ task* worker::steal_lifo_cold() noexcept {
 task* worker::steal_lifo_from(worker& v) noexcept {
     if (v.lifo_.load(std::memory_order_relaxed) == nullptr) return nullptr;  // relaxed: a hint
     if (v.ring_.empty_hint() && leave_lone_task_cold(v)) return nullptr;
-    // acquire: pairs with the owner's release exchange in wake_async.
+    return take_lifo_of(v);
+}
+
+// Take `v`'s LIFO slot (a thief's last pass, or the stuck-worker watch) and start its task.
+task* worker::take_lifo_of(worker& v) noexcept {
+    // acquire: pairs with the owner's release store or exchange in wake_async.
     task* t = v.lifo_.exchange(nullptr, std::memory_order_acquire);
     if (t == nullptr) return nullptr;
     worker_counters::bump(counters_.steals);
@@ -454,18 +474,27 @@ bool worker::idle_cold(completion* done) {
 task* worker::steal_stuck_cold(std::int64_t now) noexcept {
     worker& v = owner_.worker_at(watch_victim_);
     const std::uint32_t head = v.ring_.head_hint();  // relaxed: a progress hint, as leave_lone_task_cold
-    const bool queued = !v.ring_.empty_hint();
-    if (watch_since_ns_ != 0 && queued && head == watch_head_ && &v != this) {
+    const task* const slot = v.lifo_.load(std::memory_order_relaxed);  // relaxed: a progress hint too
+    const bool in_ring = !v.ring_.empty_hint();
+    if (watch_since_ns_ != 0 && (in_ring || slot != nullptr) && head == watch_head_ && slot == watch_slot_ &&
+        &v != this) {
         if (now - watch_since_ns_ < stuck_grace_ns) return nullptr;  // keep watching
-        ring_steal_result<task> r = v.ring_.steal_into(ring_);
-        if (r.status == ring_steal::success) {
-            worker_counters::bump(counters_.steals, r.count);
-            worker_counters::bump(counters_.steal_operations);
+        if (in_ring) {
+            ring_steal_result<task> r = v.ring_.steal_into(ring_);
+            if (r.status == ring_steal::success) {
+                worker_counters::bump(counters_.steals, r.count);
+                worker_counters::bump(counters_.steal_operations);
+                watch_since_ns_ = 0;
+                start_async(false);
+                return r.task;
+            }
+            if (r.status == ring_steal::no_room) return nullptr;  // ours first; keep watching
+        } else if (task* t = take_lifo_of(v)) {
+            // Its LIFO slot alone (session 12: a task spawned by a run that went on, e.g. a spawn
+            // from a task, waits there): the slot did not change for the grace either.
             watch_since_ns_ = 0;
-            start_async(false);
-            return r.task;
+            return t;
         }
-        if (r.status == ring_steal::no_room) return nullptr;  // ours first; keep watching
     }
     const unsigned n = owner_.size();
     watch_victim_ = watch_victim_ + 1 == n ? 0 : watch_victim_ + 1;
@@ -474,7 +503,8 @@ task* worker::steal_stuck_cold(std::int64_t now) noexcept {
     // by its worker at once (that worker is running, it queued the task).
     worker& next = owner_.worker_at(watch_victim_);
     watch_head_ = next.ring_.head_hint();
-    watch_since_ns_ = next.ring_.empty_hint() ? 0 : now;
+    watch_slot_ = next.lifo_.load(std::memory_order_relaxed);  // relaxed: a hint (see above)
+    watch_since_ns_ = next.ring_.empty_hint() && watch_slot_ == nullptr ? 0 : now;
     return nullptr;
 }
 

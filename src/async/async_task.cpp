@@ -36,6 +36,16 @@ constinit thread_local std::uint32_t inline_run_depth = 0;
 
 bool is_async_task(const task* t) noexcept { return t->execute == &async_task::run; }
 
+bool drop_stale_entry(task* t) noexcept {
+    // schedule_async also queues plain tasks (tests/detail/async_schedule_test.cpp): those have no
+    // state word and are never stale. (is_async_task's test, spelled here: gcc kept it a call.)
+    if (t->execute != &async_task::run) return false;
+    auto* self = static_cast<async_task*>(t);
+    const state_t::displaced r = self->state.drop_stale_entry();
+    if (r == state_t::displaced::dealloc) self->deallocate();
+    return r != state_t::displaced::live;
+}
+
 void async_task::deallocate() noexcept {
     destroy_root();  // normally done by the result's owner already
     void* const memory = frame_memory_;

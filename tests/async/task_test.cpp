@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -374,4 +375,88 @@ TEST_P(task_test, fork_join_inside_a_task) {
 
 CREW_ALL_POOL_SIZES(task_test);
 
+// Session 12: a spawn from a task goes to its worker's LIFO slot, and the worker drops the
+// displaced entry of a child whose awaiter ran it inline (task_state.hpp, "Displacement") instead
+// of pushing it to its ring. Before, at 2 workers, about 130 such stale entries piled up in the
+// spawner's ring and the idle worker stole them in batches (about 86 % of the children), dropping
+// them there (cross-core frees) and pulling the awaiting task over. Now nothing reaches the ring:
+// its high-water mark stays at a few entries, steals stay rare (a thief may still take the slot
+// of a spawner that was descheduled, after the lone-task grace), and every child runs once.
+TEST(task_lifo_spawn, spawn_await_at_two_workers_leaves_no_stale_entries_behind) {
+    crew_test::watchdog dog(120s);
+    crew::pool_options o;
+    o.threads = 2;
+    crew::pool p(o);
+    const long n = crew_test::scaled(100'000);
+    std::atomic<long> runs{0};
+    auto child = [](std::atomic<long>& runs) -> crew::task<long> {
+        runs.fetch_add(1, std::memory_order_relaxed);
+        co_return 1;
+    };
+    auto parent = [](long n, std::atomic<long>& runs, auto child) -> crew::task<long> {
+        long sum = 0;
+        for (long i = 0; i < n; ++i) sum += co_await crew::spawn(child(runs));
+        co_return sum;
+    };
+    const crew::pool_metrics before = p.metrics();
+    EXPECT_EQ(p.block_on(parent(n, runs, child)), n);
+    EXPECT_EQ(runs.load(), n);
+    const crew::worker_metrics d = (p.metrics() - before).total();
+    std::printf("spawn+await x %ld at 2 workers: max ring depth %llu, steals %llu, lifo hits %llu\n", n,
+                static_cast<unsigned long long>(d.max_ring_depth), static_cast<unsigned long long>(d.steals),
+                static_cast<unsigned long long>(d.lifo_hits));
+    if constexpr (CREW_METRICS != 0) {
+        EXPECT_LE(d.max_ring_depth, 4u);  // was ~130: stale entries of inline-run children
+        EXPECT_LE(d.steals, static_cast<std::uint64_t>(n / 100));  // was ~86 % of n
+    }
+}
+
 }  // namespace
+
+// Session 12: a child spawned by a task that then runs on for long waits in that worker's LIFO
+// slot. When every other worker is busy (a task that yields for ever: none of them runs a steal
+// round), their stuck-worker watch (worker::steal_stuck_cold) must take it from the slot while
+// the run goes on, as it takes a stuck ring's tasks (docs/DESIGN.md, "A busy worker takes a stuck
+// worker's ring"); before the watch looked at the slot, the child waited for the run's end (here
+// up to 10 s, then the test fails).
+TEST(task_lifo_spawn, a_child_spawned_before_a_long_run_starts_on_a_busy_worker) {
+    crew_test::watchdog dog(120s);
+    crew::pool_options o;
+    o.threads = 2;
+    crew::pool p(o);
+    struct flags {
+        std::atomic<bool> yielder_running{false}, victim_started{false}, stop{false};
+    };
+    auto yielder = [](flags& f) -> crew::task<void> {
+        f.yielder_running.store(true, std::memory_order_release);
+        while (!f.stop.load(std::memory_order_acquire)) co_await crew::yield_now();
+    };
+    auto victim = [](flags& f) -> crew::task<void> {
+        f.victim_started.store(true, std::memory_order_release);
+        co_return;
+    };
+    // The long run: the yielder first (the idle worker takes it from this worker's slot), then the
+    // victim, then spin until the victim has started elsewhere. Returns the latency (us), or -1.
+    auto long_run = [](flags& f, auto yielder, auto victim) -> crew::task<double> {
+        auto y = crew::spawn(yielder(f));
+        while (!f.yielder_running.load(std::memory_order_acquire)) {
+        }
+        const auto queued_at = std::chrono::steady_clock::now();
+        auto v = crew::spawn(victim(f));
+        while (!f.victim_started.load(std::memory_order_acquire) &&
+               std::chrono::steady_clock::now() - queued_at < 10s) {
+        }
+        const bool during = f.victim_started.load(std::memory_order_acquire);
+        const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - queued_at).count();
+        f.stop.store(true, std::memory_order_release);
+        co_await std::move(y);
+        co_await std::move(v);
+        co_return during ? us : -1.0;
+    };
+    for (int rep = 0; rep < 3; ++rep) {
+        flags f;
+        const double us = p.block_on(long_run(f, yielder, victim));
+        std::printf("a child spawned before a long run, the other worker busy: started after %.1f us\n", us);
+        ASSERT_GE(us, 0.0) << "stranded in the LIFO slot until the long run ended";
+    }
+}

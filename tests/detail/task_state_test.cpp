@@ -302,6 +302,41 @@ TEST(task_state, the_stale_entry_of_a_completed_inline_run_frees_last) {
     EXPECT_EQ(s.transition_to_running(), run_result::dealloc);
 }
 
+// Displacement (session 12, drop_stale_entry): the owner that moves its LIFO slot's displaced
+// occupant to the ring drops it when the entry is stale (CLAIMED: cleared, the entry's reference
+// dropped), and leaves a live entry alone (never claimed, or made live again by a wake).
+TEST(task_state, a_displaced_stale_entry_is_dropped_and_a_live_one_kept) {
+    using displaced = state::displaced;
+    state s;  // entry, handle, registry
+    EXPECT_EQ(s.drop_stale_entry(), displaced::live);  // queued, not claimed: the entry is live
+    EXPECT_EQ(s.load(), 3 * state::ref_one | state::join_interest | state::notified);  // unchanged
+    ASSERT_TRUE(s.claim_to_run_inline());
+    EXPECT_EQ(s.drop_stale_entry(), displaced::dropped);  // while the claimer runs it
+    EXPECT_FALSE(has(s, state::claimed));
+    EXPECT_EQ(refs(s), 3u);  // the entry's reference went, the claimer's run holds one
+    EXPECT_EQ(s.transition_to_idle(), idle_result::ok);  // no entry left: a wake must submit
+    EXPECT_EQ(s.transition_to_notified_by_ref(), notify_result::submit);
+    EXPECT_EQ(refs(s), 3u);  // the new entry's reference
+    // Claimed, then woken while the stale entry is held: the entry is live again, keep it.
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    ASSERT_EQ(s.transition_to_idle(true), idle_result::ok_notified);  // a yield: the same entry
+    ASSERT_TRUE(s.claim_to_run_inline());
+    ASSERT_EQ(s.transition_to_idle(), idle_result::ok);
+    EXPECT_EQ(s.transition_to_notified_by_ref(), notify_result::do_nothing);  // stale -> live
+    EXPECT_EQ(s.drop_stale_entry(), displaced::live);
+    EXPECT_TRUE(has(s, state::notified));
+    EXPECT_EQ(s.transition_to_running(), run_result::success);  // the kept entry runs it
+}
+
+// The displaced stale entry of a claimed run that completed holds the last reference.
+TEST(task_state, a_displaced_stale_entry_of_a_completed_run_frees_last) {
+    state s(2);  // entry, handle
+    ASSERT_TRUE(s.claim_to_run_inline());
+    EXPECT_EQ(s.transition_to_complete_unwatched(1, false), crew::detail::complete_result::done);
+    s.drop_join_interest_complete();
+    EXPECT_EQ(s.drop_stale_entry(), state::displaced::dealloc);
+}
+
 TEST(task_state, cancel_an_idle_task_queues_it_to_be_dropped) {
     state s;
     ASSERT_EQ(s.transition_to_running(), run_result::success);

@@ -60,6 +60,8 @@ const scenario task_word_scenarios[task_word_scenario_count] = {
     late_waker_scenario<bug::none>("task_word_late_waker"),
     deferred_wake_scenario<bug::none>("wait_list_deferred_wake"),
     task_detach_scenario<bug::none>("task_state_detach"),
+    task_displace_scenario<bug::none, false>("task_state_displace"),
+    task_displace_scenario<bug::none, true>("task_state_displace_cancel"),
 };
 
 namespace {

@@ -295,4 +295,147 @@ struct task_claim_model : rl::test_suite<task_claim_model<Policy, Cancel>, 3> {
     }
 };
 
+// ---------------------------------------------------------------------------------------------
+// Displacement (session 12; task_state::drop_stale_entry, worker::wake_async): the task's one
+// entry sits in its owner's LIFO slot (a spawn from a task). Thread 0 is the awaiter: it claims
+// the run and runs it inline (the entry goes stale), or leaves it, then drops its handle. Thread 1
+// is the owner: a newer task displaces the entry from its slot (an exchange: a thief may have taken
+// it first), and drop_stale_entry() either drops it (stale) or pushes it to the ring (live); then
+// it runs ring entries. Thread 2 is a thief that takes the slot (steal_lifo_from) and runs the
+// entry. Thread 3 sends the message and wakes the task by value (Cancel: cancels it first), which
+// may turn the stale entry into the live one again while the owner holds it. Checked, besides
+// task_claim_model's (one run at a time, a later run only after the message, completes once,
+// result and frame freed once, at most one entry): a live entry is never dropped (the task still
+// completes), a dropped entry is never queued too, and the frame's free happens after every
+// access to it (the free writes the rl::var frame: a free not ordered after a run is a race).
+template <class Policy, bool Cancel>
+struct task_displace_model : rl::test_suite<task_displace_model<Policy, Cancel>, 4> {
+    using state = crew::detail::task_state<Policy>;
+    using displaced = typename state::displaced;
+    aligned_box<state> st{std::uint64_t{Cancel ? 4u : 3u}};  // entry, handle, waker (, canceller)
+    model_run_queue queue{0};  // the owner's ring (and where a wake's submit goes)
+    model_atomic<int> slot{1};  // the owner's LIFO slot holds the entry
+    rl::var<int> frame;
+    rl::var<int> result;
+    model_atomic<int> msg{0};
+    int completed = 0, results_dropped = 0, freed = 0, runs = 0;  // ghosts
+    int entries = 1;  // ghost: queue entries of the task (at most one)
+
+    task_displace_model() {
+        frame(RL_INFO) = 0;
+        result(RL_INFO) = 0;
+    }
+
+    void submit() {
+        RL_ASSERT(entries == 0);  // a second entry of one task
+        ++entries;
+        queue.submit();
+    }
+    bool take_entry() {
+        const bool got = queue.take_entry();
+        if (got) --entries;
+        return got;
+    }
+    void alive() { RL_ASSERT(freed == 0); }
+    void free_frame() {
+        RL_ASSERT(freed == 0);
+        ++freed;
+        frame(RL_INFO) = -1;  // the free: ordered after every run's access, or a data race
+    }
+    void run() {
+        alive();
+        switch (st->transition_to_running()) {
+            case crew::detail::run_result::failed: return;
+            case crew::detail::run_result::dealloc: free_frame(); return;
+            case crew::detail::run_result::cancelled: complete(); return;
+            case crew::detail::run_result::success: break;
+        }
+        body();
+    }
+    void body() {
+        frame(RL_INFO) = frame(RL_INFO) + 1;  // never on two threads at once
+        const bool sent = msg.load(std::memory_order::acquire) == 1;
+        RL_ASSERT(runs == 0 || sent);  // a later run needs the wake
+        ++runs;
+        if (sent) return complete();
+        switch (st->transition_to_idle()) {
+            case crew::detail::idle_result::ok: return;
+            case crew::detail::idle_result::ok_notified: submit(); return;
+            case crew::detail::idle_result::ok_dealloc: free_frame(); return;
+            case crew::detail::idle_result::cancelled: complete(); return;
+        }
+    }
+    void complete() {
+        result(RL_INFO) = 1;
+        bool output_dropped = false;
+        for (;;) {
+            switch (st->transition_to_complete_unwatched(1, output_dropped)) {
+                case crew::detail::complete_result::done: ++completed; return;
+                case crew::detail::complete_result::done_dealloc: ++completed; free_frame(); return;
+                case crew::detail::complete_result::drop_output:
+                    RL_ASSERT(result(RL_INFO) == 1);
+                    ++results_dropped;
+                    output_dropped = true;
+                    break;
+                case crew::detail::complete_result::join_waker: RL_ASSERT(false); return;  // none installed
+            }
+        }
+    }
+    void drop_handle() {
+        alive();
+        crew::detail::join_drop d = st->unset_join_interested();
+        if (d.drop_output) {
+            RL_ASSERT(result(RL_INFO) == 1);
+            ++results_dropped;
+        }
+        if (st->ref_dec()) free_frame();
+    }
+    // worker::wake_async: the displaced occupant is dropped when stale, else pushed to the ring.
+    void displace() {
+        if (slot.exchange(0, std::memory_order::acq_rel) == 0) return;  // a thief took it
+        alive();
+        switch (st->drop_stale_entry()) {
+            case displaced::live: queue.submit(); return;  // the same entry moves: `entries` unchanged
+            case displaced::dropped: --entries; return;
+            case displaced::dealloc: --entries; free_frame(); return;
+        }
+    }
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            alive();
+            if (st->claim_to_run_inline()) body();
+            drop_handle();
+        } else if (index == 1) {
+            displace();
+            for (int i = 0; i < 2; ++i)
+                if (take_entry()) run();
+        } else if (index == 2) {
+            if (slot.exchange(0, std::memory_order::acq_rel) == 1) {  // steal_lifo_from
+                --entries;
+                run();
+            }
+        } else {
+            if (Cancel) {
+                alive();
+                if (st->cancel() == crew::detail::notify_result::submit) submit();
+                if (st->ref_dec()) free_frame();  // the canceller's reference
+            }
+            msg.store(1, std::memory_order::release);
+            alive();
+            crew::detail::notify_result r = st->transition_to_notified_by_val();
+            if (r == crew::detail::notify_result::submit) submit();
+            if (r == crew::detail::notify_result::dealloc) free_frame();
+        }
+    }
+
+    void after() {
+        while (take_entry()) run();
+        RL_ASSERT(entries == 0);
+        RL_ASSERT(completed == 1);
+        RL_ASSERT(results_dropped == 1);
+        RL_ASSERT(freed == 1);
+    }
+};
+
 }  // namespace crew_model

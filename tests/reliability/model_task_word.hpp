@@ -396,10 +396,16 @@ constexpr scenario task_detach_scenario(const char* name) {
     return {name, &simulate<task_state_model<relacy_atomics<Bug>, false, true>>};
 }
 
+// The displacement of a stale entry from the LIFO slot (model_task_state.hpp, task_displace_model).
+template <bug Bug, bool Cancel>
+constexpr scenario task_displace_scenario(const char* name) {
+    return {name, &simulate<task_displace_model<relacy_atomics<Bug>, Cancel>>};
+}
+
 // Registered in model_check.cpp (the correct code) and model_teeth.cpp (the bugs).
-inline constexpr int task_word_scenario_count = 5;
+inline constexpr int task_word_scenario_count = 7;
 extern const scenario task_word_scenarios[task_word_scenario_count];
-inline constexpr int task_word_bug_count = 5;
+inline constexpr int task_word_bug_count = 8;
 extern const bug_entry task_word_bugs[task_word_bug_count];
 
 }  // namespace crew_model

@@ -60,6 +60,11 @@ constexpr scenario detach_teeth[] = {task_detach_scenario<Bug>("task_state_detac
                                      task_state_scenario<Bug, false>("task_state_wake_run_join"),
                                      task_state_scenario<Bug, true>("task_state_cancel_wake_run")};
 
+// The displacement drop (drop_stale_entry) racing the claim, a wake, a cancel and a LIFO thief.
+template <bug Bug>
+constexpr scenario displace_teeth[] = {task_displace_scenario<Bug, false>("task_state_displace"),
+                                       task_displace_scenario<Bug, true>("task_state_displace_cancel")};
+
 template <bug Bug>
 constexpr scenario lifo_teeth[] = {parking_lifo_scenario<Bug>("parking_with_lifo_slots")};
 template <bug Bug>
@@ -109,6 +114,9 @@ const bug_entry task_word_bugs[task_word_bug_count] = {
     {"wait_claim_after_unlock", deferred_wake_teeth<bug::wait_claim_after_unlock>, 1},
     {"state_detach_fast_when_complete", detach_teeth<bug::state_detach_fast_when_complete>, 3},
     {"state_detach_fast_ignores_waker", detach_teeth<bug::state_detach_fast_ignores_waker>, 3},
+    {"state_displace_drops_live", displace_teeth<bug::state_displace_drops_live>, 2},
+    {"state_displace_keeps_claim", displace_teeth<bug::state_displace_keeps_claim>, 2},
+    {"state_displace_double_drop", displace_teeth<bug::state_displace_double_drop>, 2},
 };
 
 }  // namespace crew_model

@@ -198,7 +198,7 @@ join_handle<T> detail_spawn(detail::registry& r, task<T>&& t) {
     if (!root) throw usage_error("crew::spawn: the task is empty (moved from)");
     detail::async_task* a = detail::async_task::create(r, root, &root.promise());  // in the frame
     // Not linked into the live-task list yet: only a task that suspends is (async_task::link).
-    if (detail::schedule_async(r, a, detail::async_wake::spawn)) return join_handle<T>(a);
+    if (detail::schedule_async(r, a, detail::async_wake::spawn_task)) return join_handle<T>(a);
     a->destroy_root();  // refused (shutting down, or forked away): nothing ran
     a->deallocate();
     r.throw_refused();

@@ -7,7 +7,9 @@
 // this file decides *where*:
 //   * schedule_async(r, t, how): queue `t` (it owns the queue entry's reference) on pool `r`.
 //     From a worker of `r`: spawn -> the back of that worker's FIFO ring; wake -> its LIFO slot
-//     (the previous occupant goes to the ring); yield -> the back of the ring. From any other
+//     (the previous occupant goes to the ring, unless its entry is stale: then it is dropped,
+//     drop_stale_entry below); spawn_task -> the LIFO slot when a coroutine task is running on
+//     that worker, else the ring; yield -> the back of the ring. From any other
 //     thread: the injector, then wake a parked worker. Returns false when `r` refuses work (it is
 //     shutting down, or was created before a fork()): the caller still owns the reference.
 //   * the cooperative budget: a worker grants each run of a coroutine task async_budget units;
@@ -31,13 +33,24 @@ class registry;
 class async_task;
 
 enum class async_wake : std::uint8_t {
-    spawn,  // a new task: FIFO (the back of the ring), never the LIFO slot
+    spawn,  // FIFO (the back of the ring), never the LIFO slot (the I/O driver's readiness reports)
     wake,   // woken by another task on this worker: the LIFO slot
     yield,  // re-queued by yield_now or an exhausted budget: the back of the ring
     // woken by a task on this worker whose run is over (it completed: its joiner): the LIFO slot,
     // with the notify of a yield when the worker goes straight back to its queues (worker.cpp)
     wake_at_end,
+    // a new task (crew::spawn, session 12): spawned by a coroutine task running on a worker of the
+    // pool, the LIFO slot, as a wake (Tokio's shape: the child runs next, or is claimed inline by
+    // its awaiter); spawned from anywhere else, as `spawn`. Last: tests pick the first three by
+    // value (async_schedule_test's `c % 3`).
+    spawn_task,
 };
+
+// The worker's LIFO slot displaced `t` (a queue entry held by the worker): drop it when it is a
+// coroutine task's stale entry (its awaiter ran it inline: task_state::drop_stale_entry, which may
+// free the frame here). True: dropped, queue nothing; false: a live entry or a plain task, queue
+// it. Defined in src/async/async_task.cpp.
+bool drop_stale_entry(task* t) noexcept;
 
 // Is `t` a spawned coroutine task (async_task::run)? The worker counts coroutine runs that came
 // through the injector with it. Defined in src/async/async_task.cpp.

@@ -63,6 +63,9 @@ enum class bug : unsigned {
     state_claim_second_entry,      // task_state: a wake of a CLAIMED task queues a second entry (two entries: intrusive links break)
     state_detach_fast_when_complete,  // task_state drop_join_interest_unwatched(): the one-CAS drop also when COMPLETE (the result is never dropped)
     state_detach_fast_ignores_waker,  // task_state drop_join_interest_unwatched(): the one-CAS drop also with a join waker installed (never released)
+    state_displace_drops_live,   // task_state drop_stale_entry(): CLAIMED checked on a snapshot, then a blind RMW (drops an entry a wake made live: lost task)
+    state_displace_keeps_claim,  // task_state drop_stale_entry(): drops the stale entry's reference but leaves CLAIMED set (a later wake queues nothing)
+    state_displace_double_drop,  // task_state drop_stale_entry(): drops the stale entry and still reports it live (it is queued too: dropped twice)
     remote_push_relaxed,   // frame_cache remote list: push publishes the node with a relaxed CAS
     lifo_hidden_from_recheck,  // the LIFO-slot sleep/wake model: the park re-check ignores LIFO slots
     fork_promoted_run_inline,  // fork_stack take_back(): a promoted job is also taken back inline

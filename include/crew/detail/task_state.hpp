@@ -63,6 +63,14 @@
 //     drops the entry's reference. So NOTIFIED and CLAIMED are both set only while RUNNING, an
 //     idle task without NOTIFIED is never run (a waker that resolved its suspension and has not
 //     yet notified relies on it: waiter.hpp's claim), and the header outlives the stale entry.
+//   * Displacement (session 12): the worker whose LIFO slot holds an entry it is about to push
+//     to its ring (a newer task took the slot) first asks drop_stale_entry(): while CLAIMED is set
+//     the entry it holds is the stale one (a task has at most one entry), so one CAS clears
+//     CLAIMED and drops the entry's reference (the frame is freed there, on the owner, when that
+//     was the last) and nothing is pushed; without CLAIMED the entry is live (never claimed, or a
+//     wake or cancel made the stale entry the entry again) and goes to the ring as before. It is
+//     transition_to_running()'s CLAIMED branch without the run: whoever pops a stale entry drops
+//     it, the owner just does it before the entry reaches a queue a thief can take it from.
 //
 // Guarantees (tests/detail/task_state_test.cpp, model task_state_* in tests/reliability):
 // never resumed on two threads at once (RUNNING is taken only by the holder of a queue entry, and
@@ -145,6 +153,33 @@ public:
                 r = (s & cancelled) != 0 ? run_result::cancelled : run_result::success;
             }
             if (cas(s, next)) return r;
+        }
+    }
+
+    // The owner is about to move this entry (which it holds: its LIFO slot's displaced occupant) to
+    // its ring (see the header, "Displacement"). dropped / dealloc (free the frame): the entry was
+    // stale and is gone; live: nothing changed, queue it. acq_rel CAS (cas()): release, as
+    // ref_dec's, orders the owner's uses before another holder's free; acquire: on dealloc, pairs
+    // with the releases of the claimer's run and completion (transition_to_idle/complete), whose
+    // frame writes happen before this free. A wake that made the entry live again (CLAIMED ->
+    // NOTIFIED) is an RMW before ours in the word's order: the CAS fails or sees it, never both.
+    enum class displaced : std::uint8_t { live, dropped, dealloc };
+    displaced drop_stale_entry() noexcept {
+        if constexpr (Policy::injected_bug == bug::state_displace_drops_live) {
+            // The bug: check a snapshot, then a blind RMW (a wake may have made the entry live).
+            if ((word_.load(std::memory_order_acquire) & claimed) == 0) return displaced::live;
+            const std::uint64_t prev = word_.fetch_sub(claimed + ref_one, std::memory_order_acq_rel);
+            return refs(prev) == 1 ? displaced::dealloc : displaced::dropped;
+        }
+        std::uint64_t s = word_.load(std::memory_order_acquire);
+        for (;;) {
+            if ((s & claimed) == 0) return displaced::live;
+            std::uint64_t next = s - ref_one;
+            if constexpr (Policy::injected_bug != bug::state_displace_keeps_claim) next &= ~claimed;
+            if (cas(s, next)) {
+                if constexpr (Policy::injected_bug == bug::state_displace_double_drop) return displaced::live;
+                return refs(next) == 0 ? displaced::dealloc : displaced::dropped;
+            }
         }
     }
 

@@ -271,9 +271,11 @@ private:
     task* injector_tick_cold();
     std::int64_t retune_interval_cold() noexcept;  // returns the clock it read
     task* find_async_local();
+    task* past_lifo_limit_cold(task* t);
     task* steal_async_cold(worker& victim, bool& lost) noexcept;
     task* steal_lifo_cold() noexcept;
     task* steal_lifo_from(worker& v) noexcept;
+    task* take_lifo_of(worker& v) noexcept;
     void start_async(bool from_lifo) noexcept;
     void push_async_quiet(task* t);
     void notify_async_running() noexcept;
@@ -301,10 +303,12 @@ private:
     std::uint32_t injector_interval_ = 64;
     std::int64_t window_start_ns_ = 0;
     double mean_tick_ns_ = 0;
-    // The stuck-victim watch (steal_stuck_cold): the worker watched, its ring's head when the
-    // watch began, and when (0: no watch yet).
+    // The stuck-victim watch (steal_stuck_cold): the worker watched, its ring's head and its LIFO
+    // slot's occupant when the watch began (progress hints, never dereferenced), and when (0: no
+    // watch yet).
     unsigned watch_victim_ = 0;
     std::uint32_t watch_head_ = 0;
+    const task* watch_slot_ = nullptr;
     std::int64_t watch_since_ns_ = 0;
     // Coroutine tasks run from the LIFO slot in a row; the next steal_round may take LIFO slots.
     std::uint32_t lifo_runs_ = 0;
