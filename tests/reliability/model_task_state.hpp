@@ -171,27 +171,26 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel, Detach
     }
 };
 
-// ---------------------------------------------------------------------------------------------
-// Run inline (task_state::claim_to_run_inline, async_task::run_inline): the awaiter of a queued
-// task takes its run against a worker that pops its entry (a thief) and a waker (Cancel: and a
-// canceller first). One mock task, born queued (one entry), that completes when it sees the
-// message and otherwise suspends. Thread 0 is the awaiter: it claims the run and runs it inline,
-// or leaves it to the queue, then drops its handle. Thread 1 is a worker running the queue's
-// entries; thread 2 sends the message and wakes the task by value (Cancel: cancels it first).
-// Checked, besides task_state_model's (completes once, result and frame freed once, one run at
-// a time through the rl::var frame): a run after the first starts only once the message was sent
-// (the claimed entry never runs the task again: "both run it"), and the task completes (the wake
-// after an inline run is never dropped as the stale entry: "neither runs it").
+// The mock task both run-inline models below share: its state word, its queue (the owner's ring,
+// where a wake's submit goes), the frame and the result (rl::vars: a run on two threads at once, or
+// a free not ordered after a run, is a data race), and the ghosts Relacy checks after the run
+// (Relacy runs one fiber at a time). `queued`: the entry starts in the queue (else elsewhere: the
+// owner's LIFO slot). The models add their threads.
 template <class Policy, bool Cancel>
-struct task_claim_model : rl::test_suite<task_claim_model<Policy, Cancel>, 3> {
+struct claimable_task {
     using state = crew::detail::task_state<Policy>;
     aligned_box<state> st{std::uint64_t{Cancel ? 4u : 3u}};  // entry, handle, sender (, canceller)
-    model_run_queue queue{1};
+    model_run_queue queue;
     rl::var<int> frame;
     rl::var<int> result;
     model_atomic<int> msg{0};
     int completed = 0, results_dropped = 0, freed = 0, runs = 0;  // ghosts
     int entries = 1;  // ghost: queue entries of the task (at most one: the injector's intrusive links)
+
+    explicit claimable_task(bool queued) : queue{queued ? 1 : 0} {
+        frame(RL_INFO) = 0;
+        result(RL_INFO) = 0;
+    }
 
     void submit() {
         RL_ASSERT(entries == 0);  // a second entry of one task
@@ -203,16 +202,11 @@ struct task_claim_model : rl::test_suite<task_claim_model<Policy, Cancel>, 3> {
         if (got) --entries;
         return got;
     }
-
-    task_claim_model() {
-        frame(RL_INFO) = 0;
-        result(RL_INFO) = 0;
-    }
-
     void alive() { RL_ASSERT(freed == 0); }
     void free_frame() {
         RL_ASSERT(freed == 0);
         ++freed;
+        frame(RL_INFO) = -1;  // the free: ordered after every run's access, or a data race
     }
     // A worker popped an entry.
     void run() {
@@ -255,6 +249,12 @@ struct task_claim_model : rl::test_suite<task_claim_model<Policy, Cancel>, 3> {
             }
         }
     }
+    // The awaiter: claims the run and runs it inline (its entry goes stale), or leaves it.
+    void await_inline_then_drop_handle() {
+        alive();
+        if (st->claim_to_run_inline()) body();
+        drop_handle();
+    }
     void drop_handle() {
         alive();
         crew::detail::join_drop d = st->unset_join_interested();
@@ -264,35 +264,57 @@ struct task_claim_model : rl::test_suite<task_claim_model<Policy, Cancel>, 3> {
         }
         if (st->ref_dec()) free_frame();
     }
-
-    void thread(unsigned index) {
-        if (index == 0) {
+    // The sender: (Cancel: cancels the task first,) sends the message and wakes the task by value.
+    void send_and_wake() {
+        if (Cancel) {
             alive();
-            if (st->claim_to_run_inline()) body();
-            drop_handle();
-        } else if (index == 1) {
-            for (int i = 0; i < 3; ++i)
-                if (take_entry()) run();
-        } else {
-            if (Cancel) {
-                alive();
-                if (st->cancel() == crew::detail::notify_result::submit) submit();
-                if (st->ref_dec()) free_frame();  // the canceller's reference
-            }
-            msg.store(1, std::memory_order::release);
-            alive();
-            crew::detail::notify_result r = st->transition_to_notified_by_val();
-            if (r == crew::detail::notify_result::submit) submit();
-            if (r == crew::detail::notify_result::dealloc) free_frame();
+            if (st->cancel() == crew::detail::notify_result::submit) submit();
+            if (st->ref_dec()) free_frame();  // the canceller's reference
         }
+        msg.store(1, std::memory_order::release);
+        alive();
+        crew::detail::notify_result r = st->transition_to_notified_by_val();
+        if (r == crew::detail::notify_result::submit) submit();
+        if (r == crew::detail::notify_result::dealloc) free_frame();
     }
-
-    void after() {
+    // After the threads: the entries left run; the task completed, its result and frame went once.
+    void drain_and_check() {
         while (take_entry()) run();
+        RL_ASSERT(entries == 0);
         RL_ASSERT(completed == 1);
         RL_ASSERT(results_dropped == 1);
         RL_ASSERT(freed == 1);
     }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Run inline (task_state::claim_to_run_inline, async_task::run_inline): the awaiter of a queued
+// task takes its run against a worker that pops its entry (a thief) and a waker (Cancel: and a
+// canceller first). One mock task, born queued (one entry), that completes when it sees the
+// message and otherwise suspends. Thread 0 is the awaiter: it claims the run and runs it inline,
+// or leaves it to the queue, then drops its handle. Thread 1 is a worker running the queue's
+// entries; thread 2 sends the message and wakes the task by value (Cancel: cancels it first).
+// Checked, besides task_state_model's (completes once, result and frame freed once, one run at
+// a time through the rl::var frame): a run after the first starts only once the message was sent
+// (the claimed entry never runs the task again: "both run it"), and the task completes (the wake
+// after an inline run is never dropped as the stale entry: "neither runs it").
+template <class Policy, bool Cancel>
+struct task_claim_model : rl::test_suite<task_claim_model<Policy, Cancel>, 3>, claimable_task<Policy, Cancel> {
+    using task = claimable_task<Policy, Cancel>;
+    task_claim_model() : task(true) {}
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            task::await_inline_then_drop_handle();
+        } else if (index == 1) {
+            for (int i = 0; i < 3; ++i)
+                if (task::take_entry()) task::run();
+        } else {
+            task::send_and_wake();
+        }
+    }
+
+    void after() { task::drain_and_check(); }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -309,133 +331,41 @@ struct task_claim_model : rl::test_suite<task_claim_model<Policy, Cancel>, 3> {
 // completes), a dropped entry is never queued too, and the frame's free happens after every
 // access to it (the free writes the rl::var frame: a free not ordered after a run is a race).
 template <class Policy, bool Cancel>
-struct task_displace_model : rl::test_suite<task_displace_model<Policy, Cancel>, 4> {
-    using state = crew::detail::task_state<Policy>;
-    using displaced = typename state::displaced;
-    aligned_box<state> st{std::uint64_t{Cancel ? 4u : 3u}};  // entry, handle, waker (, canceller)
-    model_run_queue queue{0};  // the owner's ring (and where a wake's submit goes)
+struct task_displace_model : rl::test_suite<task_displace_model<Policy, Cancel>, 4>, claimable_task<Policy, Cancel> {
+    using task = claimable_task<Policy, Cancel>;
+    using displaced = typename task::state::displaced;
     model_atomic<int> slot{1};  // the owner's LIFO slot holds the entry
-    rl::var<int> frame;
-    rl::var<int> result;
-    model_atomic<int> msg{0};
-    int completed = 0, results_dropped = 0, freed = 0, runs = 0;  // ghosts
-    int entries = 1;  // ghost: queue entries of the task (at most one)
+    task_displace_model() : task(false) {}
 
-    task_displace_model() {
-        frame(RL_INFO) = 0;
-        result(RL_INFO) = 0;
-    }
-
-    void submit() {
-        RL_ASSERT(entries == 0);  // a second entry of one task
-        ++entries;
-        queue.submit();
-    }
-    bool take_entry() {
-        const bool got = queue.take_entry();
-        if (got) --entries;
-        return got;
-    }
-    void alive() { RL_ASSERT(freed == 0); }
-    void free_frame() {
-        RL_ASSERT(freed == 0);
-        ++freed;
-        frame(RL_INFO) = -1;  // the free: ordered after every run's access, or a data race
-    }
-    void run() {
-        alive();
-        switch (st->transition_to_running()) {
-            case crew::detail::run_result::failed: return;
-            case crew::detail::run_result::dealloc: free_frame(); return;
-            case crew::detail::run_result::cancelled: complete(); return;
-            case crew::detail::run_result::success: break;
-        }
-        body();
-    }
-    void body() {
-        frame(RL_INFO) = frame(RL_INFO) + 1;  // never on two threads at once
-        const bool sent = msg.load(std::memory_order::acquire) == 1;
-        RL_ASSERT(runs == 0 || sent);  // a later run needs the wake
-        ++runs;
-        if (sent) return complete();
-        switch (st->transition_to_idle()) {
-            case crew::detail::idle_result::ok: return;
-            case crew::detail::idle_result::ok_notified: submit(); return;
-            case crew::detail::idle_result::ok_dealloc: free_frame(); return;
-            case crew::detail::idle_result::cancelled: complete(); return;
-        }
-    }
-    void complete() {
-        result(RL_INFO) = 1;
-        bool output_dropped = false;
-        for (;;) {
-            switch (st->transition_to_complete_unwatched(1, output_dropped)) {
-                case crew::detail::complete_result::done: ++completed; return;
-                case crew::detail::complete_result::done_dealloc: ++completed; free_frame(); return;
-                case crew::detail::complete_result::drop_output:
-                    RL_ASSERT(result(RL_INFO) == 1);
-                    ++results_dropped;
-                    output_dropped = true;
-                    break;
-                case crew::detail::complete_result::join_waker: RL_ASSERT(false); return;  // none installed
-            }
-        }
-    }
-    void drop_handle() {
-        alive();
-        crew::detail::join_drop d = st->unset_join_interested();
-        if (d.drop_output) {
-            RL_ASSERT(result(RL_INFO) == 1);
-            ++results_dropped;
-        }
-        if (st->ref_dec()) free_frame();
-    }
     // worker::wake_async: the displaced occupant is dropped when stale, else pushed to the ring.
     void displace() {
         if (slot.exchange(0, std::memory_order::acq_rel) == 0) return;  // a thief took it
-        alive();
-        switch (st->drop_stale_entry()) {
-            case displaced::live: queue.submit(); return;  // the same entry moves: `entries` unchanged
-            case displaced::dropped: --entries; return;
-            case displaced::dealloc: --entries; free_frame(); return;
+        task::alive();
+        switch (task::st->drop_stale_entry()) {
+            case displaced::live: task::queue.submit(); return;  // the same entry moves: `entries` unchanged
+            case displaced::dropped: --task::entries; return;
+            case displaced::dealloc: --task::entries; task::free_frame(); return;
         }
     }
 
     void thread(unsigned index) {
         if (index == 0) {
-            alive();
-            if (st->claim_to_run_inline()) body();
-            drop_handle();
+            task::await_inline_then_drop_handle();
         } else if (index == 1) {
             displace();
             for (int i = 0; i < 2; ++i)
-                if (take_entry()) run();
+                if (task::take_entry()) task::run();
         } else if (index == 2) {
             if (slot.exchange(0, std::memory_order::acq_rel) == 1) {  // steal_lifo_from
-                --entries;
-                run();
+                --task::entries;
+                task::run();
             }
         } else {
-            if (Cancel) {
-                alive();
-                if (st->cancel() == crew::detail::notify_result::submit) submit();
-                if (st->ref_dec()) free_frame();  // the canceller's reference
-            }
-            msg.store(1, std::memory_order::release);
-            alive();
-            crew::detail::notify_result r = st->transition_to_notified_by_val();
-            if (r == crew::detail::notify_result::submit) submit();
-            if (r == crew::detail::notify_result::dealloc) free_frame();
+            task::send_and_wake();
         }
     }
 
-    void after() {
-        while (take_entry()) run();
-        RL_ASSERT(entries == 0);
-        RL_ASSERT(completed == 1);
-        RL_ASSERT(results_dropped == 1);
-        RL_ASSERT(freed == 1);
-    }
+    void after() { task::drain_and_check(); }
 };
 
 }  // namespace crew_model
