@@ -9,12 +9,15 @@
 # seeds, so layout is part of the noise instead of a hidden bias.
 #   scripts/metrics-layout.sh [compiler] [seeds] [rounds]
 #   default: g++ 8 2 (8 layouts, 2 ABBA rounds each); needs lld (Debian: lld)
+#   CREW_LAYOUT_PREFIX="chrt -f 10" runs each process under that command (a real-time priority keeps
+#   other processes on a shared host from preempting the workers mid-rep; needs root or CAP_SYS_NICE)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 ensure_packages lld
 cxx=${1:-g++}; seeds=${2:-8}; rounds=${3:-2}
 out=${CREW_LAYOUT_OUT:-build/metrics-layout/$cxx}
+read -r -a prefix <<< "${CREW_LAYOUT_PREFIX:-}"
 args=(--quick --problems fib,skynet --threads 1,2 --reps 11 --impls crew --html /dev/null)
 mkdir -p "$out"
 for m in ON OFF; do
@@ -32,7 +35,7 @@ done
 for s in $(seq 1 "$seeds"); do
   for r in $(seq 1 "$rounds"); do
     for m in ON OFF OFF ON; do
-      "build/layout-$cxx-$m/bench/crew-bench-s$s" "${args[@]}" --json "$out/$m-s$s-r$r-$RANDOM.json" >/dev/null
+      ${prefix[@]+"${prefix[@]}"} "build/layout-$cxx-$m/bench/crew-bench-s$s" "${args[@]}" --json "$out/$m-s$s-r$r-$RANDOM.json" >/dev/null
     done
   done
 done
