@@ -475,9 +475,7 @@ bool worker::idle_cold(completion* done) {
         backoff(spins_++);
         return true;
     }
-    // Only a worker with nothing to wait for lingers: a worker waiting for a stolen job parks on
-    // the awaited flag after its spin rounds as before (that job's end wakes it).
-    if (done == nullptr && linger_round(spins_)) {
+    if (linger_round(spins_)) {
         // The I/O driver is polled (without blocking) every round, as a parked worker would sleep
         // in it: a lingering pool sees a ready socket or a due timer within a round.
         poll_driver_cold();
