@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -115,20 +116,25 @@ TEST(join, fib_40_completes_on_a_one_worker_pool) {
     EXPECT_EQ(p.run([n] { return fib(n); }), fib_serial(n));
 }
 
-// The stolen half finishes around the time the waiting worker gives up spinning and parks, so
-// set() races the waiter's announce / re-check / sleep. A lost wake-up hangs (watchdog).
+// The stolen half finishes around the time the waiting worker gives up spinning and lingering
+// (about 25 + 200 us: worker.cpp's spin rounds and linger_ns) and parks, so set() races the
+// waiter's announce / re-check / sleep. A lost wake-up hangs (watchdog). Each round starts from a
+// parked pool: an idle worker lingers instead of parking at once, and a fork is promoted for a
+// thief at once only while a worker sleeps, so without the wait the second worker would rarely
+// steal the second half at all.
 TEST(join, a_waiter_parking_while_its_stolen_half_finishes_is_woken) {
     crew_test::watchdog dog(300s);
     crew::pool p(2);
     std::mt19937 rng(11);
     const int rounds = static_cast<int>(crew_test::scaled(4000));
     for (int i = 0; i < rounds; ++i) {
-        auto spin_for = std::chrono::microseconds(rng() % 120);
+        auto spin_for = std::chrono::microseconds(rng() % 400);
         auto spin = [](std::chrono::microseconds d) {
             auto end = std::chrono::steady_clock::now() + d;
             while (std::chrono::steady_clock::now() < end) {
             }
         };
+        while (crew::detail::registry_of(p).lot().sleepers() != p.size()) std::this_thread::yield();
         // f runs long enough for the other worker to wake and steal g; then f's worker waits.
         p.run([&] { crew::join([&] { spin(std::chrono::microseconds(40)); }, [&] { spin(spin_for); }); });
     }
