@@ -83,7 +83,7 @@ std::uint64_t splitmix64(std::uint64_t x) noexcept {
 
 worker::worker(registry& owner, unsigned index, parking& lot)
     : owner_(owner), lot_(lot), index_(index),
-      rng_(splitmix64(index + 1 + reinterpret_cast<std::uintptr_t>(&owner))) {}
+      rng_(splitmix64(index + 1 + reinterpret_cast<std::uintptr_t>(&owner))), cache_(&owner.task_blocks()) {}
 
 void worker::run_loop() {
     // Start asleep (announce, re-check, park): a new pool has no work, and n workers that each

@@ -59,6 +59,7 @@ public:
     unsigned size() const noexcept { return static_cast<unsigned>(workers_.size()); }
     worker& worker_at(unsigned i) noexcept { return *workers_[i]; }
     parking& lot() noexcept { return lot_; }
+    task_depot& task_blocks() noexcept { return task_blocks_; }
     // The pool's I/O and timer driver (io_driver.hpp): created with the pool, destroyed after the
     // shutdown drain destroyed the frames of suspended tasks (their timers and fds go first).
     io_driver& driver() noexcept { return *driver_; }
@@ -137,6 +138,9 @@ private:
     basic_injector<task> injector_;
     // stopping_: written once by the destructor; read by workers before they park or exit.
     std_atomics::atomic<bool> stopping_{false};
+    // task_blocks_: the workers' shared store of free task blocks (task.hpp); declared before
+    // workers_, whose caches point into it.
+    task_depot task_blocks_;
     // trace_: null unless tracing; declared before workers_, which point into it.
     std::unique_ptr<trace::session> trace_;
     std::vector<std::unique_ptr<worker>> workers_;

@@ -11,11 +11,14 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <type_traits>
 #include <utility>
 #include <variant>
+
+#include "crew/detail/atomics.hpp"
 
 namespace crew::detail {
 
@@ -75,49 +78,144 @@ inline bool cancellation_requested() noexcept {
 
 // A per-thread free list of fixed-size blocks for tasks. Blocks come from ::operator new, so a
 // block allocated on one worker may be returned to another worker's cache (or to the heap). The
-// list is bounded: beyond max_cached blocks, returns go straight to the heap, so an idle pool holds
-// at most max_cached * block_size bytes per worker.
+// list is bounded: beyond max_cached blocks, returns go to the pool's block depot (below) in
+// batches, and from there to the heap once the depot is full, so an idle pool holds at most
+// max_cached * block_size bytes per worker plus the depot's bound.
+//
+// Why the depot (session 13, spawn_storm_inside at 2 workers): one worker spawns, the other steals
+// and frees. The spawner's cache runs dry and every spawn called malloc; the thief's cache filled
+// and every free went to glibc's free of a chunk of the spawner's arena, so both threads fought
+// over that arena's lock (futex waits and wakes were about half of the profile). With the depot
+// the thief hands its surplus over in chains of depot_batch blocks, one mutex acquisition per
+// chain, and the spawner refills from it: a block goes around without touching the heap.
+// A free block, on a cache's list or in a depot's chain.
+struct task_block {
+    task_block* next;
+    task_block* next_chain = nullptr;  // in a chain's first block on the depot: the next chain
+};
+
+// A pool's shared store of free task blocks, in chains of task_cache::depot_batch blocks: workers
+// whose cache overflows put chains here; a worker whose cache is empty takes one. Guarded by a
+// mutex (taken once per chain, never per block). Bounded by max_chains; a chain that finds it full
+// goes to the heap. Destroyed after the pool's workers (it frees what it still holds).
+class task_depot {
+public:
+    static constexpr std::size_t max_chains = 32;  // 4096 blocks, 512 KiB
+
+    task_depot() = default;
+    task_depot(const task_depot&) = delete;
+    task_depot& operator=(const task_depot&) = delete;
+    ~task_depot() {
+        while (chains_ != nullptr) {
+            task_block* c = chains_;
+            chains_ = c->next_chain;
+            free_chain(c);
+        }
+    }
+
+    // Takes a chain of depot_batch blocks linked through `next` (nullptr-terminated); false when
+    // full (the caller keeps it).
+    bool put(task_block* chain) noexcept {
+        std::lock_guard lock(mutex_);
+        if (count_ >= max_chains) return false;
+        chain->next_chain = chains_;
+        chains_ = chain;
+        hint_.store(++count_, std::memory_order_relaxed);  // relaxed: see take()
+        return true;
+    }
+
+    // A chain of depot_batch blocks, or nullptr. An empty depot costs one load, no lock: a spawner
+    // whose cache is empty and finds the depot empty calls this on every allocation.
+    task_block* take() noexcept {
+        // relaxed: a hint only (no data is read on its strength); the mutex decides. A stale 0 only
+        // sends this allocation to the heap.
+        if (hint_.load(std::memory_order_relaxed) == 0) return nullptr;
+        std::lock_guard lock(mutex_);
+        task_block* c = chains_;
+        if (c != nullptr) {
+            chains_ = c->next_chain;
+            hint_.store(--count_, std::memory_order_relaxed);  // relaxed: the hint above
+        }
+        return c;
+    }
+
+    static void free_chain(task_block* c) noexcept {
+        while (c != nullptr) {
+            task_block* next = c->next;
+            ::operator delete(c);
+            c = next;
+        }
+    }
+
+private:
+    std::mutex mutex_;
+    task_block* chains_ = nullptr;  // guarded by mutex_
+    std::size_t count_ = 0;         // guarded by mutex_
+    std_atomics::atomic<std::size_t> hint_{0};  // count_, for take()'s lock-free empty check
+};
+
 class task_cache {
 public:
     static constexpr std::size_t block_size = 128;
     static constexpr std::size_t max_cached = 4096;
+    static constexpr std::size_t depot_batch = 128;  // blocks per chain moved to/from the depot
+    static_assert(sizeof(task_block) <= block_size);
 
-    task_cache() = default;
+    // depot: where the surplus goes and where an empty cache refills from; nullptr: the heap only.
+    explicit task_cache(task_depot* depot = nullptr) noexcept : depot_(depot) {}
     task_cache(const task_cache&) = delete;
     task_cache& operator=(const task_cache&) = delete;
     ~task_cache() {
-        while (free_ != nullptr) {
-            node* n = free_;
-            free_ = n->next;
-            ::operator delete(n);
-        }
+        task_depot::free_chain(free_);
+        task_depot::free_chain(spill_);
     }
 
     void* allocate() {
-        if (free_ == nullptr) return ::operator new(block_size);
-        node* n = free_;
+        if (free_ == nullptr) [[unlikely]] return refill_cold();
+        task_block* n = free_;
         free_ = n->next;
         --count_;
         return n;
     }
 
     void deallocate(void* p) noexcept {
-        if (count_ >= max_cached) {
-            ::operator delete(p);
-            return;
-        }
-        free_ = new (p) node{free_};
+        if (count_ >= max_cached) [[unlikely]] return spill_cold(p);
+        free_ = new (p) task_block{free_};
         ++count_;
     }
 
     std::size_t cached() const noexcept { return count_; }
 
 private:
-    struct node {
-        node* next;
-    };
-    node* free_ = nullptr;  // owner thread only
+    // The cache is empty: a chain from the depot, else the heap. Out of line (as spill_cold):
+    // allocate() and deallocate() run once per spawned task; their hit paths stay short.
+    [[gnu::noinline]] void* refill_cold() {
+        task_block* c = depot_ != nullptr ? depot_->take() : nullptr;
+        if (c == nullptr) return ::operator new(block_size);
+        free_ = c->next;
+        count_ = depot_batch - 1;
+        return c;
+    }
+
+    // The cache is full: gather p into the chain for the depot; a full chain goes there (or, when
+    // the depot is full too, to the heap).
+    [[gnu::noinline]] void spill_cold(void* p) noexcept {
+        if (depot_ == nullptr) {
+            ::operator delete(p);
+            return;
+        }
+        spill_ = new (p) task_block{spill_};
+        if (++spill_count_ < depot_batch) return;
+        if (!depot_->put(spill_)) task_depot::free_chain(spill_);
+        spill_ = nullptr;
+        spill_count_ = 0;
+    }
+
+    task_depot* depot_;
+    task_block* free_ = nullptr;  // owner thread only
     std::size_t count_ = 0;
+    task_block* spill_ = nullptr;  // the chain being gathered for the depot (blocks beyond max_cached)
+    std::size_t spill_count_ = 0;
 };
 
 // Whether an object of type T lives in a cache block.
