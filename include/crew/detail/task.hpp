@@ -89,9 +89,10 @@ inline bool cancellation_requested() noexcept {
 // the thief hands its surplus over in chains of depot_batch blocks, one mutex acquisition per
 // chain, and the spawner refills from it: a block goes around without touching the heap.
 // A free block, on a cache's list or in a depot's chain.
+// No initialisers: deallocate() writes only `next`; put() writes `next_chain` of a chain's first block.
 struct task_block {
     task_block* next;
-    task_block* next_chain = nullptr;  // in a chain's first block on the depot: the next chain
+    task_block* next_chain;  // in a chain's first block on the depot: the next chain
 };
 
 // A pool's shared store of free task blocks, in chains of task_cache::depot_batch blocks: workers
@@ -180,7 +181,7 @@ public:
 
     void deallocate(void* p) noexcept {
         if (count_ >= max_cached) [[unlikely]] return spill_cold(p);
-        free_ = new (p) task_block{free_};
+        free_ = link(p, free_);
         ++count_;
     }
 
@@ -204,16 +205,24 @@ private:
             ::operator delete(p);
             return;
         }
-        spill_ = new (p) task_block{spill_};
+        spill_ = link(p, spill_);
         if (++spill_count_ < depot_batch) return;
         if (!depot_->put(spill_)) task_depot::free_chain(spill_);
         spill_ = nullptr;
         spill_count_ = 0;
     }
 
-    task_depot* depot_;
+    // A free block p at the front of list `next` (default-initialised: one store, of `next` only).
+    static task_block* link(void* p, task_block* next) noexcept {
+        auto* b = new (p) task_block;
+        b->next = next;
+        return b;
+    }
+
+    // The hot pair first (allocate/deallocate touch only these), as before the depot existed.
     task_block* free_ = nullptr;  // owner thread only
     std::size_t count_ = 0;
+    task_depot* depot_;
     task_block* spill_ = nullptr;  // the chain being gathered for the depot (blocks beyond max_cached)
     std::size_t spill_count_ = 0;
 };
