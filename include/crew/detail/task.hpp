@@ -149,7 +149,7 @@ public:
     }
 
 private:
-    std::mutex mutex_;
+    std_atomics::mutex mutex_;
     task_block* chains_ = nullptr;  // guarded by mutex_
     std::size_t count_ = 0;         // guarded by mutex_
     std_atomics::atomic<std::size_t> hint_{0};  // count_, for take()'s lock-free empty check
