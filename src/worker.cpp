@@ -24,8 +24,6 @@ constexpr std::uint32_t spin_rounds = 24;
 // oneTBB's workers do the same: a pool that gets its next job within the window (a caller calling
 // one algorithm after another) finds both workers awake, and the job pays no futex wake-ups.
 constexpr std::int64_t linger_ns = 200'000;
-// When this thread's linger began (linger_round). Only the worker's own thread reads or writes it.
-constinit thread_local std::int64_t linger_since_ns = 0;
 // The injector interval (Tokio's self-tuning): a worker looks at the injector first every
 // injector_interval_ find_task calls, so outside submissions never starve behind a worker whose
 // own queues never empty. The interval aims at target_interval_ns between looks, from a running
@@ -62,14 +60,14 @@ void backoff(std::uint32_t round) noexcept {
 // lingering non-searcher is neither a searcher nor a sleeper in the lot, as a busy worker is: a
 // notify that finds no searcher and no sleeper wakes no one, and this worker's next look (one yield
 // away) finds the work; before it sleeps it announces itself and re-checks as every sleeper does.
-bool linger_round(std::uint32_t& spins) noexcept {
+bool linger_round(std::uint32_t& spins, std::int64_t& since_ns) noexcept {
     const std::int64_t now = now_ns();
     if (spins <= spin_rounds) {
         spins = spin_rounds + 1;
-        linger_since_ns = now;
+        since_ns = now;
         return true;
     }
-    return now - linger_since_ns < linger_ns;
+    return now - since_ns < linger_ns;
 }
 
 std::uint64_t splitmix64(std::uint64_t x) noexcept {
@@ -475,7 +473,7 @@ bool worker::idle_cold(completion* done) {
         backoff(spins_++);
         return true;
     }
-    if (linger_round(spins_)) {
+    if (linger_round(spins_, linger_since_ns_)) {
         // The I/O driver is polled (without blocking) every round, as a parked worker would sleep
         // in it: a lingering pool sees a ready socket or a due timer within a round.
         poll_driver_cold();

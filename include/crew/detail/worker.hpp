@@ -315,6 +315,8 @@ private:
     bool lifo_pass_ = false;
     std::size_t max_ring_seen_ = 0;
     std::uint32_t spins_ = 0;
+    // When this worker's linger began (idle_cold, linger_round in worker.cpp).
+    std::int64_t linger_since_ns_ = 0;
     bool searching_ = false;
     std::int64_t max_depth_seen_ = 0;
     // Deque index where the running task's own pushes begin (see wait_until).
