@@ -556,6 +556,7 @@ bool worker::park_in_driver_cold() {
         return true;
     }
     lot_.prepare_park_driver();
+    request_wakes_cold();
     if (owner_.stopping() || work_visible()) {
         searching_ = lot_.cancel_park_driver();
         lifo_pass_ = true;
@@ -578,6 +579,7 @@ void worker::park_cold(completion* done) {
     if (done == nullptr && park_in_driver_cold()) return;
     if (done != nullptr && !done->announce_parked(&lot_)) return;
     std::uint32_t key = lot_.prepare_park();
+    request_wakes_cold();
     bool wake_reason = done != nullptr ? done->set_started() : owner_.stopping();
     // The driver is taken: ask its holder to wake a sleeper when it lets go (after announcing, so
     // that wake finds this worker); if it was let go meanwhile, come back and take it.
@@ -610,10 +612,21 @@ bool worker::work_visible() const noexcept {
 // a lone task and running it, which doubled the wake latency of a two-worker pool.)
 void worker::found_work_cold() noexcept {
     searching_ = false;
-    if (lot_.end_search() && work_visible()) {
+    if (!lot_.end_search()) return;
+    if (work_visible()) {
         trace::wake(trace_);
         lot_.notify_one();
+    } else if (lot_.wake_wanted()) {
+        request_wakes_cold();  // the work in reach may be private forks: their owners wake one
     }
+}
+
+// This worker announced itself asleep (or left a sleeper with no searcher): every other worker's
+// next fork promotes its oldest private fork, and that push wakes a sleeper (fork_stack.hpp,
+// "Wake requests"). A worker with no private fork answers at its next fork or not at all.
+void worker::request_wakes_cold() noexcept {
+    for (unsigned i = 0; i < owner_.size(); ++i)
+        if (i != index_) owner_.worker_at(i).request_wake();
 }
 
 void worker::note_depth_cold(std::int64_t depth) noexcept {

@@ -88,7 +88,7 @@ public:
             word_.store(w + 1, std::memory_order_relaxed);  // relaxed: as the load above
         }
         // relaxed: a hint without data; the promotion publishes through the deque (see header).
-        return request_.load(std::memory_order_relaxed);
+        return request_.load(std::memory_order_relaxed) != 0;
     }
     bool fork(T* item) {
         return fork(item, [](std::uint64_t) noexcept {});
@@ -130,7 +130,7 @@ public:
     // none is private), calling `before_push(job)` first. Returns whether one was moved.
     template <class Deque, class BeforePush>
     bool promote_oldest(Deque& deque, BeforePush before_push) {
-        request_.store(false, std::memory_order_relaxed);  // relaxed: before the push; see header
+        clear_request();
         // relaxed: the owner reads its own word (see fork).
         if (top_ == depth_of(word_.load(std::memory_order_relaxed))) return false;
         T* item = items_[top_];
@@ -190,10 +190,19 @@ public:
     // Any thread (a thief whose steal found the owner's deque empty). Load first: no write to the
     // owner's line while a request is already pending.
     void request() noexcept {
-        // relaxed: no data; see header.
-        if (!request_.load(std::memory_order_relaxed)) request_.store(true, std::memory_order_relaxed);
+        // relaxed: no data; see header. An RMW (not a store): it must not overwrite a wake request
+        // made meanwhile, whose release sequence it continues.
+        if (request_.load(std::memory_order_relaxed) == 0) request_.fetch_or(steal_bit, std::memory_order_relaxed);
     }
-    bool requested() const noexcept { return request_.load(std::memory_order_relaxed); }
+    // Any thread about to sleep, after announcing itself as a sleeper: ask the owner to promote
+    // its oldest private fork, whose push then sees the sleeper and wakes it (see header).
+    void request_wake() noexcept {
+        // release: pairs with clear_request's acquire exchange; the owner's push then sees the
+        // caller's sleeper announcement made before this.
+        request_.fetch_or(wake_bit, std::memory_order_release);
+    }
+    // A thief asked (demand splitting ignores wake requests: a sleeper is no thief yet).
+    bool requested() const noexcept { return (request_.load(std::memory_order_relaxed) & steal_bit) != 0; }
 
 private:
     // relaxed: as fork (the owner's own word).
@@ -289,8 +298,17 @@ private:
     atomic<std::uint64_t> word_{0};
     // wraps_: twice the count's wraps, odd while the wrap path rewrites word_ (owner writes).
     atomic<std::uint64_t> wraps_{0};
-    // request_: set by thieves, read and cleared by the owner; on its own line (thieves write it).
-    alignas(cache_line) atomic<bool> request_{false};
+    // Owner only, before a promotion: clears every pending request. A request made after the
+    // exchange stays set and is answered at a later fork.
+    void clear_request() noexcept {
+        // relaxed load: a hint (nothing pending, nothing to clear). acquire (exchange): pairs with
+        // request_wake's release; the sleeper it read is visible to the push's wake check.
+        if (request_.load(std::memory_order_relaxed) != 0) request_.exchange(0, std::memory_order_acquire);
+    }
+    static constexpr std::uint8_t steal_bit = 1, wake_bit = 2;
+    // request_: steal_bit set by thieves, wake_bit by sleepers (RMWs), read and cleared by the
+    // owner; on its own line (others write it).
+    alignas(cache_line) atomic<std::uint8_t> request_{0};
 };
 
 }  // namespace crew::detail

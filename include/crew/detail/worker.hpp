@@ -134,8 +134,7 @@ public:
         const bool asked = forks_.fork(t, [this](std::uint64_t depth) noexcept {
             if (static_cast<std::int64_t>(depth) > max_depth_seen_) note_depth_cold(static_cast<std::int64_t>(depth));
         });
-        // relaxed (wake_wanted): a hint; a missed wake only delays parallelism (as push's).
-        if (asked || lot_.wake_wanted()) [[unlikely]] answer_request_cold();
+        if (asked) [[unlikely]] answer_request_cold();  // a thief or a sleeper asked
     }
 
     // Takes the newest fork back: true when it was still private (the caller runs it inline); false
@@ -147,6 +146,8 @@ public:
 
     // Any thread whose steal found this worker's deque empty: ask the owner to promote a fork.
     void request_work() noexcept { forks_.request(); }
+    // Any thread about to sleep (announced in the lot): ask for a promotion that wakes it.
+    void request_wake() noexcept { forks_.request_wake(); }
 
     // Owner only, for demand splitting (algorithms/partition.hpp): should a running leaf split off
     // work? Yes when a thief would find none here (an empty deque and no private fork: what an
@@ -258,6 +259,7 @@ private:
     task* steal_stuck_cold(std::int64_t now) noexcept;
     bool work_visible() const noexcept;
     void found_work_cold() noexcept;
+    void request_wakes_cold() noexcept;
     void note_depth_cold(std::int64_t depth) noexcept;
     void answer_request_cold();
     void publish_forks_cold();
