@@ -104,8 +104,8 @@ void worker::run_loop() {
     }
 }
 
-// A thief asked (or the pool wants a wake): the oldest private fork goes to the deque, whose push
-// notifies a sleeper when the lot wants one.
+// A thief or a sleeper asked: the oldest private fork goes to the deque, whose push notifies a
+// sleeper when the lot wants one.
 void worker::answer_request_cold() { forks_.promote_oldest(*this); }
 
 // Before a wait (or a raised floor): every private fork becomes stealable, so thieves can run the

@@ -51,6 +51,7 @@ const scenario correct_scenarios[scenario_count] = {
     remote_list_scenario<bug::none>("frame_remote_list"),
     fork_scenario<bug::none>("fork_request_promote_steal"),
     fork_scenario<bug::none, 62>("fork_count_wraps_read"),
+    fork_wake_scenario<bug::none>("fork_wake_request"),
     group_fork_scenario<bug::none>("group_fork_token_steal_wait"),
 };
 

@@ -110,6 +110,86 @@ struct fork_model : rl::test_suite<fork_model<Policy, DepthBits>, 3> {
     }
 };
 
+// Wake requests (worker::request_wakes_cold, fork_stack's wake_bit): a sleeper announces itself
+// (the parking word, here `sleepers`), asks the owner for a promotion (request_wake), re-checks the
+// deque and sleeps when it finds nothing. The owner answers a request at its next fork: the
+// promotion clears every request bit, pushes, and the push's wake check (parking::wake_wanted, a
+// relaxed load) wakes the sleeper it sees. A thief's steal requests race both. Checked: a sleeper
+// whose wake request was answered (the bit is gone) was seen by that answer's wake check (no sleep
+// through a promotion made for it); a request still pending at the end waits for a later fork, and
+// every job runs exactly once.
+template <class Policy>
+struct fork_wake_model : rl::test_suite<fork_wake_model<Policy>, 3> {
+    aligned_box<chase_lev_deque<item, Policy>> deque{2};
+    aligned_box<fork_stack<item, Policy, true, 32>> forks{2};
+    typename Policy::template atomic<int> sleepers{0};
+    item items[4];
+    int taken[4] = {};
+    bool slept = false, woken = false;  // the sleeper writes slept, the owner woken
+
+    fork_wake_model() {
+        for (int i = 0; i < 4; ++i) items[i].id = i;
+    }
+    void take(item* it) {
+        RL_ASSERT(it->payload(RL_INFO) == payload_of(it->id));
+        RL_ASSERT(taken[it->id] == 0);
+        ++taken[it->id];
+    }
+    void owner() {
+        for (int i = 0; i < 4; i += 2) {  // two joins, each forking two jobs
+            for (int k = i; k < i + 2; ++k) {
+                items[k].payload(RL_INFO) = payload_of(k);
+                if (forks->fork(&items[k]) && forks->promote_oldest(*deque))
+                    if (sleepers.load(std::memory_order_relaxed) != 0) woken = true;  // the push's wake check
+            }
+            for (int k = i + 1; k >= i; --k) {
+                if (forks->take_back()) {
+                    take(&items[k]);
+                } else if (item* popped = deque->pop()) {
+                    take(popped);
+                }
+            }
+        }
+    }
+    void sleeper() {
+        sleepers.fetch_add(1, std::memory_order_relaxed);  // prepare_park's announcement
+        Policy::fence(std::memory_order_seq_cst);
+        forks->request_wake();
+        crew::detail::steal_result<item> r = deque->steal();  // the re-check
+        if (r.status == steal_status::success)
+            take(r.item);
+        else
+            slept = true;
+    }
+    void thief() {
+        for (int i = 0; i < 2; ++i) {
+            crew::detail::steal_result<item> r = deque->steal();
+            if (r.status == steal_status::success)
+                take(r.item);
+            else if (r.status == steal_status::empty)
+                forks->request();
+        }
+    }
+    void thread(unsigned index) {
+        if (index == 0)
+            owner();
+        else if (index == 1)
+            sleeper();
+        else
+            thief();
+    }
+    void after() {
+        if (slept && !forks->wake_requested()) RL_ASSERT(woken);  // answered, yet never woken
+        while (item* it = deque->pop()) take(it);
+        for (int i = 0; i < 4; ++i) RL_ASSERT(taken[i] == 1);
+    }
+};
+
+template <bug Bug>
+constexpr scenario fork_wake_scenario(const char* name) {
+    return {name, &simulate<fork_wake_model<relacy_atomics<Bug>>>};
+}
+
 template <bug Bug, unsigned DepthBits = 32>
 constexpr scenario fork_scenario(const char* name) {
     return {name, &simulate<fork_model<relacy_atomics<Bug>, DepthBits>>};

@@ -71,6 +71,8 @@ template <bug Bug>
 constexpr scenario fork_teeth[] = {fork_scenario<Bug>("fork_request_promote_steal"),
                                    fork_scenario<Bug, 62>("fork_count_wraps_read")};
 template <bug Bug>
+constexpr scenario fork_wake_teeth[] = {fork_wake_scenario<Bug>("fork_wake_request")};
+template <bug Bug>
 constexpr scenario group_fork_teeth[] = {group_fork_scenario<Bug>("group_fork_token_steal_wait")};
 template <bug Bug>
 constexpr scenario remote_teeth[] = {remote_list_scenario<Bug>("frame_remote_list")};
@@ -106,6 +108,8 @@ const bug_entry bugs[bug_count] = {
     {"group_promote_uncounted", group_fork_teeth<bug::group_promote_uncounted>, 1},
     {"fork_take_back_no_identity", group_fork_teeth<bug::fork_take_back_no_identity>, 1},
     {"group_boundary_no_publish", group_fork_teeth<bug::group_boundary_no_publish>, 1},
+    {"fork_wake_relaxed_clear", fork_wake_teeth<bug::fork_wake_relaxed_clear>, 1},
+    {"fork_steal_request_store", fork_wake_teeth<bug::fork_steal_request_store>, 1},
 };
 
 const bug_entry task_word_bugs[task_word_bug_count] = {

@@ -81,6 +81,8 @@ enum class bug : unsigned {
     group_promote_uncounted,   // group_count count_promoted(): a promoted child is pushed without its add()
     fork_take_back_no_identity,  // fork_stack take_back(item, ...): the newest private entry is taken back without comparing it to item
     group_boundary_no_publish,   // group_fork end_private_children(): the token is dropped without publishing the leftovers
+    fork_wake_relaxed_clear,     // fork_stack clear_request(): a relaxed exchange (the push's wake check misses the sleeper)
+    fork_steal_request_store,    // fork_stack request(): a plain store of the steal bit (overwrites a wake request)
 };
 
 struct std_atomics {

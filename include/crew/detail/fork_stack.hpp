@@ -7,9 +7,9 @@
 // compare (see "The depth word" below). Thieves cannot see this array; a thief that finds the
 // worker's deque empty sets `request_` instead, and the owner answers at its next fork by promoting
 // the OLDEST recorded job (the biggest piece of work, as a Chase-Lev thief would take) into the
-// deque, whose proven protocol then hands it out exactly once. The owner also promotes when the
-// pool wants a wake (a sleeping worker and no searcher), and promotes everything before it waits
-// (see worker.hpp).
+// deque, whose proven protocol then hands it out exactly once. A worker about to sleep asks the
+// same way (request_wake: the promotion's push then sees it asleep and wakes it), and the owner
+// promotes everything before it waits (see worker.hpp).
 //
 // Invariants (owner-only indices, 0 <= top_ <= n_ <= capacity):
 //   * items_[top_, n_) are private: recorded, never published. items_[0, top_) were promoted.
@@ -36,12 +36,15 @@
 // and notes a new high-water depth (metrics' max_deque_depth counts private forks).
 //
 // Memory ordering: word_ is written by the owner only (relaxed load and store: a plain move) and
-// read by any thread for metrics; it orders nothing. `request_` carries no data. A thief sets it
-// (relaxed) after its steal found the deque empty; the owner reads it (relaxed) at each fork and
-// clears it (relaxed) BEFORE promoting, so a request made after the clear stays set and is
-// answered at a later fork (a request made before is answered by this promotion). What the thief
-// then takes is published by the deque's release push, not by the flag. A lost or late flag only
-// delays parallelism; a thief that still finds the deque empty asks again at its next steal attempt.
+// read by any thread for metrics; it orders nothing. `request_` carries no data. A thief sets its
+// steal bit (relaxed RMW) after its steal found the deque empty; a sleeper sets its wake bit
+// (release RMW) after announcing itself in the parking word. The owner reads the word (relaxed) at
+// each fork and clears it (an acquire exchange) BEFORE promoting, so a request made after the clear
+// stays set and is answered at a later fork (a request made before is answered by this promotion).
+// The exchange reads the sleeper's RMW or a later RMW of its release sequence (every writer uses
+// an RMW, so none overwrites it), so the push's wake check sees the sleeper. What the thief then
+// takes is published by the deque's release push, not by the word. A late request only delays
+// parallelism; a thief that still finds the deque empty asks again at its next steal attempt.
 #pragma once
 
 #include <cstdint>
@@ -192,7 +195,11 @@ public:
     void request() noexcept {
         // relaxed: no data; see header. An RMW (not a store): it must not overwrite a wake request
         // made meanwhile, whose release sequence it continues.
-        if (request_.load(std::memory_order_relaxed) == 0) request_.fetch_or(steal_bit, std::memory_order_relaxed);
+        if (request_.load(std::memory_order_relaxed) != 0) return;
+        if constexpr (Policy::injected_bug == bug::fork_steal_request_store)
+            request_.store(steal_bit, std::memory_order_relaxed);
+        else
+            request_.fetch_or(steal_bit, std::memory_order_relaxed);
     }
     // Any thread about to sleep, after announcing itself as a sleeper: ask the owner to promote
     // its oldest private fork, whose push then sees the sleeper and wakes it (see header).
@@ -201,6 +208,8 @@ public:
         // caller's sleeper announcement made before this.
         request_.fetch_or(wake_bit, std::memory_order_release);
     }
+    // Any thread: is a wake request pending (not yet answered by a promotion)? For the model checks.
+    bool wake_requested() const noexcept { return (request_.load(std::memory_order_relaxed) & wake_bit) != 0; }
     // A thief asked (demand splitting ignores wake requests: a sleeper is no thief yet).
     bool requested() const noexcept { return (request_.load(std::memory_order_relaxed) & steal_bit) != 0; }
 
@@ -303,7 +312,10 @@ private:
     void clear_request() noexcept {
         // relaxed load: a hint (nothing pending, nothing to clear). acquire (exchange): pairs with
         // request_wake's release; the sleeper it read is visible to the push's wake check.
-        if (request_.load(std::memory_order_relaxed) != 0) request_.exchange(0, std::memory_order_acquire);
+        if (request_.load(std::memory_order_relaxed) == 0) return;
+        constexpr auto order = Policy::injected_bug == bug::fork_wake_relaxed_clear ? std::memory_order_relaxed
+                                                                                     : std::memory_order_acquire;
+        request_.exchange(0, order);
     }
     static constexpr std::uint8_t steal_bit = 1, wake_bit = 2;
     // request_: steal_bit set by thieves, wake_bit by sleepers (RMWs), read and cleared by the

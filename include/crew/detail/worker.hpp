@@ -126,7 +126,7 @@ public:
     // A pool of one worker has no thief (nobody else calls steal_from): its pops skip the fence.
     task* pop() noexcept { return alone_ ? deque_.pop_unshared() : deque_.pop(); }
 
-    // A join's or fork_join's job: private until a thief asks or the pool wants a wake (then the
+    // A join's or fork_join's job: private until a thief or a sleeper asks (then the
     // oldest private job moves to the deque; see fork_stack.hpp). No fence, no locked instruction.
     void fork(task* t) {
         // max_deque_depth counts private forks too: they are this worker's queued fork-join work.
