@@ -403,7 +403,7 @@ void free_task_memory(void* memory) noexcept {
 }
 
 // A free task block for a thread that is no worker (an outside spawner): from this thread's chain
-// taken from `depot` (the target pool's), else the heap (src/worker.cpp).
+// taken from `depot` (the target pool's), else the heap (src/pool.cpp).
 void* outside_task_block(task_depot& depot);
 
 // As new_task, for a thread that is no worker spawning into the pool whose depot is `depot`. Its
