@@ -187,6 +187,35 @@ void check_default_pool_environment() {
     (void)default_options_locked();
 }
 
+// The outside spawner's chain: blocks taken from a depot (any pool's: every block is a plain
+// ::operator new(block_size) block, so a chain taken from one pool may serve spawns into another).
+// Holds at most one chain (depot_batch blocks); never receives frees (an outside thread frees to
+// the heap); freed with the thread.
+namespace {
+struct outside_chain {
+    task_block* head = nullptr;
+    outside_chain() = default;
+    outside_chain(const outside_chain&) = delete;
+    outside_chain& operator=(const outside_chain&) = delete;
+    ~outside_chain() { task_depot::free_chain(head); }
+};
+thread_local outside_chain outside_blocks;
+}  // namespace
+
+void* outside_task_block(task_depot& depot) {
+    outside_chain& c = outside_blocks;
+    if (c.head == nullptr) {
+        c.head = depot.take();
+        if (c.head == nullptr) return ::operator new(task_cache::block_size);
+    }
+    task_block* b = c.head;
+    c.head = b->next;
+    // A worker freed the next block last (its line is in that worker's cache): fetch it for
+    // writing now, while this spawn goes on, rather than miss on it at the next one.
+    if (c.head != nullptr) __builtin_prefetch(c.head, 1);
+    return b;
+}
+
 bool join_reclaim_cold(worker& w, task* job, completion& done, task* popped) {
     while (popped != nullptr) {
         w.execute(popped);

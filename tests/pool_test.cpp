@@ -196,6 +196,59 @@ TEST(pool, submitting_from_outside_to_a_closing_pool_throws_and_loses_nothing) {
     EXPECT_EQ(ran.load(), accepted.load());
 }
 
+// Outside spawns take their task blocks from the target pool's depot, which the workers refill
+// with the blocks of the tasks they ran (worker.hpp, new_outside_task). A chain taken from one pool
+// outlives that pool and serves spawns into another; nothing is lost or run twice, and the
+// sanitizer builds see no leak or stale block.
+TEST(pool, outside_spawns_reuse_blocks_across_pools_and_their_destruction) {
+    crew_test::watchdog dog(120s);
+    const long per_pool = crew_test::scaled(100'000);  // well past the workers' caches and the depot
+    for (int round = 0; round < 3; ++round) {
+        std::vector<std::atomic<unsigned char>> seen(static_cast<std::size_t>(per_pool));
+        std::atomic<long> ran{0};
+        {
+            crew::pool p(round == 0 ? 1 : 2);
+            for (long i = 0; i < per_pool; ++i)
+                p.spawn([&, i] {
+                    seen[static_cast<std::size_t>(i)].fetch_add(1, std::memory_order_relaxed);
+                    ran.fetch_add(1, std::memory_order_release);
+                });
+            while (ran.load(std::memory_order_acquire) < per_pool) std::this_thread::yield();
+            // Keep spawning until this thread surely holds a chain from p's depot when p goes.
+            for (int i = 0; i < 1000; ++i) p.spawn([] {});
+        }
+        long wrong = 0;
+        for (auto& s : seen)
+            if (s.load() != 1) ++wrong;
+        EXPECT_EQ(wrong, 0);
+    }
+}
+
+// A closure whose copy throws while an outside thread spawns it: the exception reaches the caller,
+// the block goes back (ASan's leak check), and the pool carries on.
+TEST(pool, an_outside_spawn_whose_closure_copy_throws_loses_nothing) {
+    struct throws_on_copy {
+        std::atomic<int>* ran;
+        bool fail;
+        throws_on_copy(std::atomic<int>* r, bool f) : ran(r), fail(f) {}
+        throws_on_copy(const throws_on_copy& o) : ran(o.ran), fail(o.fail) {
+            if (fail) throw std::runtime_error("copy");
+        }
+        void operator()() const { ran->fetch_add(1); }
+    };
+    crew::pool p(2);
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 1000; ++i) {
+        const throws_on_copy f(&ran, i % 2 == 0);
+        if (i % 2 == 0)
+            EXPECT_THROW(p.spawn(f), std::runtime_error);
+        else
+            p.spawn(f);
+    }
+    while (ran.load() < 500) std::this_thread::yield();
+    EXPECT_EQ(ran.load(), 500);
+}
+
 TEST(pool, default_pool_serves_free_functions) {
     int a = 0, b = 0;
     crew::join([&] { a = 1; }, [&] { b = 2; });

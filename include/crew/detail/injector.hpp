@@ -35,7 +35,7 @@ public:
     // destructor that closes first waits for `then()` (the owner's wake-up) to finish.
     template <class F>
     bool push(T* item, F&& then) {
-        std::lock_guard lock(mutex_);
+        std::lock_guard lock(mutex_);  // spin_lock (below)
         if (closed_) return false;
         item->next = nullptr;
         if (tail_ != nullptr)
@@ -97,7 +97,35 @@ public:
     }
 
 private:
-    mutable typename Policy::mutex mutex_;
+    // The lock spins briefly before it sleeps. The critical sections are a few stores, but an
+    // outside spawner and the workers popping its tasks take it hundreds of thousands of times a
+    // second: with a plain std::mutex almost every collision became a futex wait plus a futex wake
+    // (spawn_storm_outside at 2 workers: about one futex call per task, most of its time). The
+    // spin only tries the same lock again (try_lock is a lock acquisition like lock()), so the
+    // queue's protocol is unchanged; a policy whose mutex has no try_lock (the Relacy model's)
+    // locks at once.
+    class spin_lock {
+    public:
+        void lock() {
+            if constexpr (requires(typename Policy::mutex& m) { m.try_lock(); }) {
+                for (unsigned i = 0; i < spin_tries; ++i) {
+                    if (m_.try_lock()) return;
+                    Policy::pause();
+                }
+            }
+            m_.lock();
+        }
+        void unlock() { m_.unlock(); }
+
+    private:
+        // 64 pauses before sleeping: about 1-3 us on bare metal, 5-7 us on this KVM guest (a pause
+        // measured 77-113 ns there); longer than any critical section here unless its holder was
+        // preempted, and then the sleep is the right thing.
+        static constexpr unsigned spin_tries = 64;
+        typename Policy::mutex m_;
+    };
+
+    mutable spin_lock mutex_;
     T* head_ = nullptr;  // guarded by mutex_
     T* tail_ = nullptr;  // guarded by mutex_
     bool closed_ = false;  // guarded by mutex_

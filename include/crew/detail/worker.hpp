@@ -73,6 +73,10 @@ struct worker_counters {
 
     // ---- time accounting: owner calls enter() at state changes only, never per task ----
     static std::uint64_t now_ns() noexcept;  // steady_clock (src/worker.cpp: why not rdtsc)
+    // For the per-task schedule-latency stamps only: a steady_clock reading this thread took at
+    // most stamp_reuse_ticks TSC ticks ago (src/worker.cpp), so a stream of injected tasks reads
+    // the clock once per few tasks rather than twice per task.
+    static std::uint64_t stamp_ns() noexcept;
     worker_state state() const noexcept { return static_cast<worker_state>(state_.load(std::memory_order_relaxed)); }
     // Owner only: charge the time since the last change to the current state, then switch to `s`.
     void enter(worker_state s) noexcept {
@@ -353,7 +357,7 @@ void record_schedule_latency(worker& w, std::chrono::nanoseconds latency) noexce
 // the thread of the worker `w` that starts it, record its latency (and clear the stamp; a task
 // without a stamp records nothing).
 inline void stamp_queued(task* t) noexcept {
-    if constexpr (metrics_enabled) t->queued_at = worker_counters::now_ns();
+    if constexpr (metrics_enabled) t->queued_at = worker_counters::stamp_ns();
 }
 void note_started(worker& w, task* t) noexcept;
 
@@ -397,6 +401,26 @@ void free_task_memory(void* memory) noexcept {
             ::operator delete(memory);
     } else {
         ::operator delete(memory, std::align_val_t{alignof(T)});
+    }
+}
+
+// A free task block for a thread that is no worker (an outside spawner): from this thread's chain
+// taken from `depot` (the target pool's), else the heap (src/pool.cpp).
+void* outside_task_block(task_depot& depot);
+
+// As new_task, for a thread that is no worker spawning into the pool whose depot is `depot`. Its
+// blocks come from that depot, which the pool's workers refill with the blocks of the tasks they
+// ran: an outside thread's spawns do not each call the heap (and the workers' frees do not each
+// return a block to the spawner's malloc arena).
+template <class T, class... Args>
+T* new_outside_task(task_depot& depot, Args&&... args) {
+    static_assert(fits_block<T>);
+    void* memory = outside_task_block(depot);
+    try {
+        return new (memory) T(std::forward<Args>(args)...);
+    } catch (...) {
+        ::operator delete(memory);  // a block from ::operator new, as free_task_memory's heap case
+        throw;
     }
 }
 
