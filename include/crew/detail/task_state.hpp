@@ -300,12 +300,27 @@ public:
         return word_.fetch_xor(running | complete, std::memory_order_acq_rel) ^ (running | complete);
     }
 
+    // Exclusive completion (session 14): the handle is gone (JOIN_INTEREST clear) and the `count`
+    // references are all there are. Every other party touches the word only while it holds a
+    // reference (a queue entry, a by-value waker, the handle; a by-reference waker relies on one
+    // held elsewhere), so no RMW can follow in the word's order: the task is the runner's alone and
+    // is freed without writing it (std::shared_ptr's use_count() == 1 reasoning). The snapshot is
+    // an acquire load that read the last RMW, whose release (with the release sequence through
+    // every earlier RMW) makes every former holder's uses happen before the free. A detached task
+    // (chained_spawn) pays one RMW fewer: the handle's drop and the by-value wakes were its others.
+    static constexpr bool sole_holders(std::uint64_t s, std::uint64_t count) noexcept {
+        if constexpr (Policy::injected_bug == bug::state_exclusive_ignores_refs) return (s & join_interest) == 0;
+        return (s & join_interest) == 0 && refs(s) == count;
+    }
+
     // RUNNING -> COMPLETE and drop the `count` scheduler references in one CAS, when no join waker
     // is installed: then there is nothing to do between the two (the handle, if any, reads the
     // result after its acquire of COMPLETE; it sets no waker once COMPLETE). With JOIN_WAKER set:
     // join_waker, nothing changed (transition_to_complete and the rest). Without JOIN_INTEREST and
     // !output_dropped: drop_output, nothing changed (JOIN_INTEREST never comes back, so the caller
-    // drops the result and calls again with output_dropped). The caller leaves every list first:
+    // drops the result and calls again with output_dropped). With the output dropped and the
+    // caller's references the only ones (sole_holders): done_dealloc without an RMW, nothing
+    // written (the load's acquire is the free's). The caller leaves every list first:
     // once this succeeds it may not touch the task (unless done_dealloc: it frees it).
     // acq_rel: release publishes the result (to the handle's acquire of COMPLETE) and orders this
     // holder's uses before the free; acquire: done_dealloc sees the other holders' uses.
@@ -315,6 +330,7 @@ public:
             if (Policy::injected_bug != bug::state_fold_ignores_join_waker && (s & join_waker) != 0)
                 return complete_result::join_waker;
             if ((s & join_interest) == 0 && !output_dropped) return complete_result::drop_output;
+            if (sole_holders(s, count)) return complete_result::done_dealloc;  // no RMW (see above)
             const std::uint64_t next = (s ^ (running | complete)) - count * ref_one;
             if (cas(s, next)) return refs(next) == 0 ? complete_result::done_dealloc : complete_result::done;
         }
@@ -387,6 +403,14 @@ public:
     // acquire: pairs with the runner's terminal RMW (release), which follows its emptying.
     bool owns_join_slot() noexcept { return (word_.load(std::memory_order_acquire) & join_waker) == 0; }
     complete_drop drop_join_interest_complete() noexcept {
+        // The handle's reference is the last one (session 14): the task is ours alone, nothing to
+        // write (as sole_holders: every other party touches the word only while holding a
+        // reference, so no RMW follows). acquire: the load read the last RMW (the runner's
+        // terminal one, or a stale entry's drop); its release, and the release sequence through
+        // every earlier RMW, make every other holder's uses happen before our free.
+        const std::uint64_t seen = word_.load(std::memory_order_acquire);
+        if (refs(seen) == 1 || Policy::injected_bug == bug::state_handle_exclusive_ignores_refs)
+            return {(seen & join_waker) == 0, true};
         // acq_rel, as ref_dec: release orders the handle's destruction of the result before the
         // last reference's free (the runner's transition_to_terminal, or here); acquire: when this
         // is the last, everything the runner did before its terminal RMW is seen before the free.
