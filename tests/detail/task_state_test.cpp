@@ -185,8 +185,8 @@ TEST(task_state, the_exclusive_completion_needs_every_other_reference_gone) {
     d.ref_inc();  // the waker's
     ASSERT_EQ(d.transition_to_running(), run_result::success);
     ASSERT_TRUE(d.drop_join_interest_unwatched().taken);
-    EXPECT_EQ(d.transition_to_complete_unwatched(2, false), complete_result::drop_output);
-    EXPECT_EQ(d.transition_to_complete_unwatched(2, true), complete_result::done);
+    EXPECT_EQ(d.transition_to_complete_unwatched(2, false), crew::detail::complete_result::drop_output);
+    EXPECT_EQ(d.transition_to_complete_unwatched(2, true), crew::detail::complete_result::done);
     EXPECT_TRUE(has(d, state::complete));
     EXPECT_EQ(state::refs(d.load()), 1u);
     EXPECT_EQ(d.transition_to_notified_by_val(), notify_result::dealloc);  // the waker's was the last
@@ -194,7 +194,7 @@ TEST(task_state, the_exclusive_completion_needs_every_other_reference_gone) {
     state h;  // the handle is alive (JOIN_INTEREST): never exclusive, even at count references
     ASSERT_TRUE(h.transition_to_running() == run_result::success);
     EXPECT_FALSE(h.ref_dec());  // the handle's reference is dropped, JOIN_INTEREST kept
-    EXPECT_EQ(h.transition_to_complete_unwatched(2, false), complete_result::done_dealloc);
+    EXPECT_EQ(h.transition_to_complete_unwatched(2, false), crew::detail::complete_result::done_dealloc);
     EXPECT_TRUE(has(h, state::complete));  // written: the CAS ran
 }
 
@@ -214,6 +214,26 @@ TEST(task_state, the_handle_asks_for_the_slot_before_it_drops_its_reference) {
     EXPECT_EQ(u.transition_to_complete_unwatched(2, false), crew::detail::complete_result::done);
     EXPECT_TRUE(u.owns_join_slot());
     EXPECT_TRUE(u.drop_join_interest_complete().last);
+}
+
+TEST(task_state, the_last_handle_drop_writes_nothing) {
+    state s;  // completed, the scheduler's references dropped: the handle's is the only one left
+    ASSERT_EQ(s.transition_to_running(), run_result::success);
+    ASSERT_EQ(s.transition_to_complete_unwatched(2, false), crew::detail::complete_result::done);
+    const std::uint64_t sole = s.load();
+    const auto d = s.drop_join_interest_complete();
+    EXPECT_TRUE(d.drop_waker);
+    EXPECT_TRUE(d.last);
+    EXPECT_EQ(s.load(), sole);  // freed without an RMW (session 14): nobody else may touch it
+
+    state t;  // a stale entry still holds a reference: the RMW, not the last
+    ASSERT_TRUE(t.claim_to_run_inline());
+    ASSERT_EQ(t.transition_to_complete_unwatched(1, false), crew::detail::complete_result::done);
+    const auto e = t.drop_join_interest_complete();
+    EXPECT_FALSE(e.last);
+    EXPECT_FALSE(has(t, state::join_interest));
+    EXPECT_EQ(t.transition_to_running(), run_result::failed);  // the stale entry is dropped...
+    EXPECT_EQ(state::refs(t.load()), 1u);  // ... the registry's is left (complete(1) kept it)
 }
 
 TEST(task_state, a_handle_dropped_while_the_runtime_fires_leaves_the_slot_alone) {
