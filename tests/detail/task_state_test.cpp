@@ -216,26 +216,6 @@ TEST(task_state, the_handle_asks_for_the_slot_before_it_drops_its_reference) {
     EXPECT_TRUE(u.drop_join_interest_complete().last);
 }
 
-TEST(task_state, the_last_handle_drop_writes_nothing) {
-    state s;  // completed, the scheduler's references dropped: the handle's is the only one left
-    ASSERT_EQ(s.transition_to_running(), run_result::success);
-    ASSERT_EQ(s.transition_to_complete_unwatched(2, false), crew::detail::complete_result::done);
-    const std::uint64_t sole = s.load();
-    const auto d = s.drop_join_interest_complete();
-    EXPECT_TRUE(d.drop_waker);
-    EXPECT_TRUE(d.last);
-    EXPECT_EQ(s.load(), sole);  // freed without an RMW (session 14): nobody else may touch it
-
-    state t;  // a stale entry still holds a reference: the RMW, not the last
-    ASSERT_TRUE(t.claim_to_run_inline());
-    ASSERT_EQ(t.transition_to_complete_unwatched(1, false), crew::detail::complete_result::done);
-    const auto e = t.drop_join_interest_complete();
-    EXPECT_FALSE(e.last);
-    EXPECT_FALSE(has(t, state::join_interest));
-    EXPECT_EQ(t.transition_to_running(), run_result::failed);  // the stale entry is dropped...
-    EXPECT_EQ(state::refs(t.load()), 1u);  // ... the registry's is left (complete(1) kept it)
-}
-
 TEST(task_state, a_handle_dropped_while_the_runtime_fires_leaves_the_slot_alone) {
     state s;
     ASSERT_EQ(s.transition_to_running(), run_result::success);

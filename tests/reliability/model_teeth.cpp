@@ -118,7 +118,6 @@ const bug_entry task_word_bugs[task_word_bug_count] = {
     {"state_displace_keeps_claim", displace_teeth<bug::state_displace_keeps_claim>, 2},
     {"state_displace_double_drop", displace_teeth<bug::state_displace_double_drop>, 2},
     {"state_exclusive_ignores_refs", detach_teeth<bug::state_exclusive_ignores_refs>, 3},
-    {"state_handle_exclusive_ignores_refs", state_teeth<bug::state_handle_exclusive_ignores_refs>, 2},
 };
 
 }  // namespace crew_model

@@ -403,14 +403,6 @@ public:
     // acquire: pairs with the runner's terminal RMW (release), which follows its emptying.
     bool owns_join_slot() noexcept { return (word_.load(std::memory_order_acquire) & join_waker) == 0; }
     complete_drop drop_join_interest_complete() noexcept {
-        // The handle's reference is the last one (session 14): the task is ours alone, nothing to
-        // write (as sole_holders: every other party touches the word only while holding a
-        // reference, so no RMW follows). acquire: the load read the last RMW (the runner's
-        // terminal one, or a stale entry's drop); its release, and the release sequence through
-        // every earlier RMW, make every other holder's uses happen before our free.
-        const std::uint64_t seen = word_.load(std::memory_order_acquire);
-        if (refs(seen) == 1 || Policy::injected_bug == bug::state_handle_exclusive_ignores_refs)
-            return {(seen & join_waker) == 0, true};
         // acq_rel, as ref_dec: release orders the handle's destruction of the result before the
         // last reference's free (the runner's transition_to_terminal, or here); acquire: when this
         // is the last, everything the runner did before its terminal RMW is seen before the free.
