@@ -77,7 +77,9 @@
 // no entry exists while RUNNING: a wake then only sets NOTIFIED); a wake during a run re-queues
 // after the run (transition_to_idle sees NOTIFIED); a wake after completion is a no-op; N wakes
 // before a run give one run (only the first sets NOTIFIED); the frame is freed exactly once (the
-// reference count reaches zero once, and only the RMW that takes it there reports `last`).
+// reference count reaches zero once, and only the RMW that takes it there reports `last`; or,
+// session 14, a detached task's runner sees with an acquire load that its references are the only
+// ones and frees without writing: sole_holders).
 //
 // Orderings. Every transition is one RMW (a CAS loop acq_rel on success, acquire on failure; or a
 // fetch_*), so all transitions are totally ordered in the word's modification order, and since
