@@ -173,8 +173,29 @@ TEST(task_state, unwatched_completion_is_one_transition) {
     EXPECT_FALSE(d.ref_dec());
     EXPECT_EQ(d.transition_to_complete_unwatched(2, false), complete_result::drop_output);
     EXPECT_TRUE(has(d, state::running));
+    // The runner's two references are the only ones left: it frees the task without writing the
+    // word (session 14's exclusive completion; nobody else may touch it any more).
+    const std::uint64_t sole = d.load();
     EXPECT_EQ(d.transition_to_complete_unwatched(2, true), complete_result::done_dealloc);
-    EXPECT_EQ(d.load(), state::complete);
+    EXPECT_EQ(d.load(), sole);
+}
+
+TEST(task_state, the_exclusive_completion_needs_every_other_reference_gone) {
+    state d;  // detached, and a by-value waker still holds a reference: the CAS, no free
+    d.ref_inc();  // the waker's
+    ASSERT_EQ(d.transition_to_running(), run_result::success);
+    ASSERT_TRUE(d.drop_join_interest_unwatched().taken);
+    EXPECT_EQ(d.transition_to_complete_unwatched(2, false), crew::detail::complete_result::drop_output);
+    EXPECT_EQ(d.transition_to_complete_unwatched(2, true), crew::detail::complete_result::done);
+    EXPECT_TRUE(has(d, state::complete));
+    EXPECT_EQ(state::refs(d.load()), 1u);
+    EXPECT_EQ(d.transition_to_notified_by_val(), notify_result::dealloc);  // the waker's was the last
+
+    state h;  // the handle is alive (JOIN_INTEREST): never exclusive, even at count references
+    ASSERT_TRUE(h.transition_to_running() == run_result::success);
+    EXPECT_FALSE(h.ref_dec());  // the handle's reference is dropped, JOIN_INTEREST kept
+    EXPECT_EQ(h.transition_to_complete_unwatched(2, false), crew::detail::complete_result::done_dealloc);
+    EXPECT_TRUE(has(h, state::complete));  // written: the CAS ran
 }
 
 TEST(task_state, the_handle_asks_for_the_slot_before_it_drops_its_reference) {

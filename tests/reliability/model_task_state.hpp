@@ -95,6 +95,7 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel, Detach
             joined.store(1, std::memory_order::release);
             fired = true;  // the slot goes back in transition_to_terminal's RMW
         }
+        alive();  // the terminal RMW is a use of the task (its word lives in the frame)
         if (st->transition_to_terminal(1, fired)) free_frame();
     }
     void drop_result() {

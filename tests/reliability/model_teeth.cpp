@@ -121,6 +121,7 @@ const bug_entry task_word_bugs[task_word_bug_count] = {
     {"state_displace_drops_live", displace_teeth<bug::state_displace_drops_live>, 2},
     {"state_displace_keeps_claim", displace_teeth<bug::state_displace_keeps_claim>, 2},
     {"state_displace_double_drop", displace_teeth<bug::state_displace_double_drop>, 2},
+    {"state_exclusive_ignores_refs", detach_teeth<bug::state_exclusive_ignores_refs>, 3},
 };
 
 }  // namespace crew_model

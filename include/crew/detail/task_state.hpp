@@ -77,7 +77,9 @@
 // no entry exists while RUNNING: a wake then only sets NOTIFIED); a wake during a run re-queues
 // after the run (transition_to_idle sees NOTIFIED); a wake after completion is a no-op; N wakes
 // before a run give one run (only the first sets NOTIFIED); the frame is freed exactly once (the
-// reference count reaches zero once, and only the RMW that takes it there reports `last`).
+// reference count reaches zero once, and only the RMW that takes it there reports `last`; or,
+// session 14, a detached task's runner sees with an acquire load that its references are the only
+// ones and frees without writing: sole_holders).
 //
 // Orderings. Every transition is one RMW (a CAS loop acq_rel on success, acquire on failure; or a
 // fetch_*), so all transitions are totally ordered in the word's modification order, and since
@@ -300,12 +302,27 @@ public:
         return word_.fetch_xor(running | complete, std::memory_order_acq_rel) ^ (running | complete);
     }
 
+    // Exclusive completion (session 14): the handle is gone (JOIN_INTEREST clear) and the `count`
+    // references are all there are. Every other party touches the word only while it holds a
+    // reference (a queue entry, a by-value waker, the handle; a by-reference waker relies on one
+    // held elsewhere), so no RMW can follow in the word's order: the task is the runner's alone and
+    // is freed without writing it (std::shared_ptr's use_count() == 1 reasoning). The snapshot is
+    // an acquire load that read the last RMW, whose release (with the release sequence through
+    // every earlier RMW) makes every former holder's uses happen before the free. A detached task
+    // (chained_spawn) pays one RMW fewer: the handle's drop and the by-value wakes were its others.
+    static constexpr bool sole_holders(std::uint64_t s, std::uint64_t count) noexcept {
+        if constexpr (Policy::injected_bug == bug::state_exclusive_ignores_refs) return (s & join_interest) == 0;
+        return (s & join_interest) == 0 && refs(s) == count;
+    }
+
     // RUNNING -> COMPLETE and drop the `count` scheduler references in one CAS, when no join waker
     // is installed: then there is nothing to do between the two (the handle, if any, reads the
     // result after its acquire of COMPLETE; it sets no waker once COMPLETE). With JOIN_WAKER set:
     // join_waker, nothing changed (transition_to_complete and the rest). Without JOIN_INTEREST and
     // !output_dropped: drop_output, nothing changed (JOIN_INTEREST never comes back, so the caller
-    // drops the result and calls again with output_dropped). The caller leaves every list first:
+    // drops the result and calls again with output_dropped). With the output dropped and the
+    // caller's references the only ones (sole_holders): done_dealloc without an RMW, nothing
+    // written (the load's acquire is the free's). The caller leaves every list first:
     // once this succeeds it may not touch the task (unless done_dealloc: it frees it).
     // acq_rel: release publishes the result (to the handle's acquire of COMPLETE) and orders this
     // holder's uses before the free; acquire: done_dealloc sees the other holders' uses.
@@ -315,6 +332,7 @@ public:
             if (Policy::injected_bug != bug::state_fold_ignores_join_waker && (s & join_waker) != 0)
                 return complete_result::join_waker;
             if ((s & join_interest) == 0 && !output_dropped) return complete_result::drop_output;
+            if (sole_holders(s, count)) return complete_result::done_dealloc;  // no RMW (see above)
             const std::uint64_t next = (s ^ (running | complete)) - count * ref_one;
             if (cas(s, next)) return refs(next) == 0 ? complete_result::done_dealloc : complete_result::done;
         }
