@@ -26,6 +26,21 @@ namespace crew_model {
 
 using crew::detail::fork_stack;
 
+// Shared by the scenarios below. A job run: its payload is visible and it runs only once.
+inline void take_once(int* taken, item* it) {
+    RL_ASSERT(it->payload(RL_INFO) == payload_of(it->id));
+    RL_ASSERT(taken[it->id] == 0);  // no id twice
+    ++taken[it->id];
+}
+// A thief's step: steal; on "empty" ask the owner for a promotion ("lost": try again later).
+template <class Deque, class Forks>
+item* steal_or_request(Deque& deque, Forks& forks) {
+    crew::detail::steal_result<item> r = deque.steal();
+    if (r.status == steal_status::success) return r.item;
+    if (r.status == steal_status::empty) forks.request();
+    return nullptr;
+}
+
 template <class Policy, unsigned DepthBits = 32>
 struct fork_model : rl::test_suite<fork_model<Policy, DepthBits>, 3> {
     aligned_box<chase_lev_deque<item, Policy>> deque{2};
@@ -59,11 +74,7 @@ struct fork_model : rl::test_suite<fork_model<Policy, DepthBits>, 3> {
         RL_ASSERT(popped == nullptr || popped == it);
         if (popped != nullptr) take(popped);  // else a thief took it (counted by that thief)
     }
-    void take(item* it) {
-        RL_ASSERT(it->payload(RL_INFO) == payload_of(it->id));
-        RL_ASSERT(taken[it->id] == 0);  // no id twice
-        ++taken[it->id];
-    }
+    void take(item* it) { take_once(taken, it); }
 
     void owner() {
         item* a = fork();
@@ -86,11 +97,7 @@ struct fork_model : rl::test_suite<fork_model<Policy, DepthBits>, 3> {
             RL_ASSERT(read >= seen);   // monotonic across the wraps (a torn read falls back by 4)
             RL_ASSERT(read <= joins);  // never ahead of the take-backs (a torn read could jump by 4)
             seen = read;
-            crew::detail::steal_result<item> r = deque->steal();
-            if (r.status == steal_status::success)
-                take(r.item);
-            else if (r.status == steal_status::empty)
-                forks->request();
+            if (item* it = steal_or_request(*deque, *forks)) take(it);
         }
     }
 
@@ -130,11 +137,7 @@ struct fork_wake_model : rl::test_suite<fork_wake_model<Policy>, 3> {
     fork_wake_model() {
         for (int i = 0; i < 4; ++i) items[i].id = i;
     }
-    void take(item* it) {
-        RL_ASSERT(it->payload(RL_INFO) == payload_of(it->id));
-        RL_ASSERT(taken[it->id] == 0);
-        ++taken[it->id];
-    }
+    void take(item* it) { take_once(taken, it); }
     void owner() {
         for (int i = 0; i < 4; i += 2) {  // two joins, each forking two jobs
             for (int k = i; k < i + 2; ++k) {
@@ -162,13 +165,8 @@ struct fork_wake_model : rl::test_suite<fork_wake_model<Policy>, 3> {
             slept = true;
     }
     void thief() {
-        for (int i = 0; i < 2; ++i) {
-            crew::detail::steal_result<item> r = deque->steal();
-            if (r.status == steal_status::success)
-                take(r.item);
-            else if (r.status == steal_status::empty)
-                forks->request();
-        }
+        for (int i = 0; i < 2; ++i)
+            if (item* it = steal_or_request(*deque, *forks)) take(it);
     }
     void thread(unsigned index) {
         if (index == 0)
