@@ -154,11 +154,8 @@ void schedule_or_throw(registry& r, T* t) {
 template <class F>
 void spawn_on(registry& r, F&& f) {
     using T = spawn_task<std::decay_t<F>>;
-    if constexpr (fits_block<T>) {
-        // An outside spawner takes its blocks from the pool's depot (worker.hpp, new_outside_task).
-        if (current_worker == nullptr) return schedule_or_throw(r, new_outside_task<T>(r.task_blocks(), std::forward<F>(f), &r));
-    }
-    schedule_or_throw(r, new_task<T>(std::forward<F>(f), &r));
+    // An outside spawner takes its blocks from the pool's depot (worker.hpp, task_memory).
+    schedule_or_throw(r, new_task_in<T>(&r.task_blocks(), std::forward<F>(f), &r));
 }
 
 }  // namespace detail

@@ -361,12 +361,20 @@ inline void stamp_queued(task* t) noexcept {
 }
 void note_started(worker& w, task* t) noexcept;
 
-// Memory for heap tasks of type T: the current worker's cache when T fits a block, else the heap.
+// A free task block for a thread that is no worker (an outside spawner): from this thread's chain
+// taken from `depot` (the target pool's, which its workers refill with the blocks of the tasks
+// they ran), else the heap (src/pool.cpp). Every such block is an ::operator new block, freed as
+// free_task_memory's heap case.
+void* outside_task_block(task_depot& depot);
+
+// Memory for heap tasks of type T: the current worker's cache when T fits a block, else (no worker) the
+// depot's blocks when one is named, else the heap.
 template <class T>
-void* task_memory() {
+void* task_memory(task_depot* outside_depot = nullptr) {
     if constexpr (fits_block<T>) {
-        worker* w = current_worker;
-        return w != nullptr ? w->cache().allocate() : ::operator new(task_cache::block_size);
+        if (worker* w = current_worker) return w->cache().allocate();
+        // A thread that is no worker: the target pool's depot when the caller names it (src/pool.cpp).
+        return outside_depot != nullptr ? outside_task_block(*outside_depot) : ::operator new(task_cache::block_size);
     } else {
         return ::operator new(sizeof(T), std::align_val_t{alignof(T)});
     }
@@ -404,35 +412,21 @@ void free_task_memory(void* memory) noexcept {
     }
 }
 
-// A free task block for a thread that is no worker (an outside spawner): from this thread's chain
-// taken from `depot` (the target pool's), else the heap (src/pool.cpp).
-void* outside_task_block(task_depot& depot);
-
-// As new_task, for a thread that is no worker spawning into the pool whose depot is `depot`. Its
-// blocks come from that depot, which the pool's workers refill with the blocks of the tasks they
-// ran: an outside thread's spawns do not each call the heap (and the workers' frees do not each
-// return a block to the spawner's malloc arena).
+// `outside_depot`: the target pool's depot, for a caller that may be no worker (pool::spawn).
 template <class T, class... Args>
-T* new_outside_task(task_depot& depot, Args&&... args) {
-    static_assert(fits_block<T>);
-    void* memory = outside_task_block(depot);
-    try {
-        return new (memory) T(std::forward<Args>(args)...);
-    } catch (...) {
-        ::operator delete(memory);  // a block from ::operator new, as free_task_memory's heap case
-        throw;
-    }
-}
-
-template <class T, class... Args>
-T* new_task(Args&&... args) {
-    void* memory = task_memory<T>();
+T* new_task_in(task_depot* outside_depot, Args&&... args) {
+    void* memory = task_memory<T>(outside_depot);
     try {
         return new (memory) T(std::forward<Args>(args)...);
     } catch (...) {
         free_task_memory<T>(memory);
         throw;
     }
+}
+
+template <class T, class... Args>
+T* new_task(Args&&... args) {
+    return new_task_in<T>(nullptr, std::forward<Args>(args)...);
 }
 
 template <class T>
