@@ -88,10 +88,21 @@ private:
     void owner() {
         while (started_.load(std::memory_order_acquire) < 2) std::this_thread::yield();  // thieves at work
         for (long i = 0; i < n_; ++i) {
+            // Halfway, if the thieves have kept ring 0 from ever filling (as they can, stealing half
+            // at a time, on a run shrunk by CREW_TEST_SCALE_DOWN), hold them off ring 0 and push
+            // without popping until the ring overflows, so every run tests the overflow path while
+            // the thieves go on stealing from each other and draining the injector.
+            if (i == n_ / 2 && overflows_.load(std::memory_order_relaxed) == 0)
+                hold_.store(true, std::memory_order_relaxed);
             push(0, &items_[static_cast<std::size_t>(i)]);
+            if (hold_.load(std::memory_order_relaxed)) {
+                if (overflows_.load(std::memory_order_relaxed) > 0) hold_.store(false, std::memory_order_relaxed);
+                continue;
+            }
             if ((i & 7) == 0)
                 if (ring_item* p = rings_[0]->pop()) take(p);
         }
+        hold_.store(false, std::memory_order_relaxed);
         while (!finished()) {
             // Until a thief has stolen, the owner leaves its ring to the thieves: on a loaded machine
             // the owner can push every id before a thief gets a time slice, and the run would then
@@ -111,7 +122,8 @@ private:
         started_.fetch_add(1, std::memory_order_release);
         while (!finished()) {
             ++round;
-            auto s = rings_[(round & 3) == 0 ? other : 0]->steal_into(*rings_[self]);
+            const bool from_other = (round & 3) == 0 || hold_.load(std::memory_order_relaxed);
+            auto s = rings_[from_other ? other : 0]->steal_into(*rings_[self]);
             if (s.status == crew::detail::ring_steal::success) {
                 steals_.fetch_add(1, std::memory_order_relaxed);
                 take(s.task);
@@ -132,6 +144,7 @@ private:
     std::atomic<long> overflows_{0};
     std::atomic<long> steals_{0};
     std::atomic<int> started_{0};
+    std::atomic<bool> hold_{false};  // owner writes; thieves read: keep off ring 0 while set
     std::mutex injector_mutex_;
     std::deque<ring_item*> injector_;
 };
