@@ -29,39 +29,66 @@ template <class... F>
 using fork_join_result_t = std::conditional_t<(std::is_void_v<std::invoke_result_t<F>> && ...), void,
                                               std::tuple<stored_t<std::invoke_result_t<F>>...>>;
 
-// Takes the job of one forked callable back: inline when it is still on the deque, else waits for
-// its thief. `stolen` becomes true at the first stolen job (every later job is then stolen too).
-template <class G, class R>
-void fork_join_reclaim(worker& w, join_job<G, R>& job, bool& stolen) {
-    if (!stolen) {
-        if (w.unfork() || join_take_promoted(w, &job, job.done)) {  // both count the inline run
-            job.result.run(std::forward<G>(job.fn));
-            return;
-        }
-        stolen = true;  // join_reclaim_cold waited for it
-        return;
+// An earlier callable threw: finish the jobs J.. (in argument order), dropping their outcomes.
+template <std::size_t J, class Jobs>
+[[gnu::noinline, gnu::cold]] void fork_join_unwind(worker& w, Jobs& jobs, bool& stolen) noexcept {
+    constexpr std::size_t n = std::tuple_size_v<Jobs>;
+    if constexpr (J < n) {
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            (join_finish_dropped(w, std::get<J + K>(jobs), stolen), ...);
+        }(std::make_index_sequence<n - J>{});
     }
-    static_cast<void>(w.unfork());  // promoted, as every fork older than a stolen one: only counts it off
-    wait_for(job.done);  // acquire (completion): the thief's result
+}
+
+// Takes the job of one forked callable back and returns its result: run inline when it is still
+// ours, else the thief's outcome. `stolen` becomes true at the first stolen job (every later job
+// is then stolen too). If it throws (inline or through the thief), the later jobs are finished
+// first (fork_join_unwind), so the exception leaves fork_join after every callable finished.
+template <std::size_t I, class Jobs>
+[[gnu::always_inline]] inline stored_t<typename std::tuple_element_t<I, Jobs>::result> fork_join_reclaim(worker& w, Jobs& jobs,
+                                                                                                bool& stolen) {
+    auto& job = std::get<I>(jobs);
+    using job_t = std::remove_reference_t<decltype(job)>;
+    try {
+        if (!stolen) {
+            if (w.unfork() || join_take_promoted(w, &job, job.done))  // both count the inline run
+                return invoke_stored<typename job_t::result>(std::forward<typename job_t::callable>(job.fn));
+            stolen = true;  // join_reclaim_cold waited for it
+        } else {
+            static_cast<void>(w.unfork());  // promoted, as every fork older than a stolen one: only counts it off
+            wait_for(job.done);  // acquire (completion): the thief's result
+        }
+        return job.take_stolen();
+    } catch (...) {
+        fork_join_unwind<I + 1>(w, jobs, stolen);
+        throw;
+    }
 }
 
 template <class F0, class... Fs, std::size_t... I>
 fork_join_result_t<F0, Fs...> fork_join_on(worker& w, std::index_sequence<I...>, std::remove_reference_t<F0>& f0,
                                            std::remove_reference_t<Fs>&... fs) {
     constexpr std::size_t n = sizeof...(Fs);
+    using R0 = std::invoke_result_t<F0>;
     std::tuple<join_job<Fs, std::invoke_result_t<Fs>>...> jobs(fs...);
     (w.fork(&std::get<n - 1 - I>(jobs)), ...);  // the last callable first: f2 ends on top
-    result_cell<std::invoke_result_t<F0>> first;
-    first.run(std::forward<F0>(f0));
     bool stolen = false;
-    (fork_join_reclaim(w, std::get<I>(jobs), stolen), ...);  // in argument order
-    // Every job has finished here. Taken in argument order: the first exception wins.
+    // f1 inline into a local (join_on's fast path); its exception finishes every job first.
+    stored_t<R0> first = [&]() __attribute__((always_inline)) -> stored_t<R0> {
+        try {
+            return invoke_stored<R0>(std::forward<F0>(f0));
+        } catch (...) {
+            fork_join_unwind<0>(w, jobs, stolen);
+            throw;
+        }
+    }();
+    // The jobs in argument order: the first exception wins (fork_join_reclaim finishes the rest).
     if constexpr (std::is_void_v<fork_join_result_t<F0, Fs...>>) {
-        first.take();
-        (std::get<I>(jobs).result.take(), ...);
+        static_cast<void>(first);
+        (static_cast<void>(fork_join_reclaim<I>(w, jobs, stolen)), ...);
     } else {
-        // Braced initialisation evaluates left to right, so the first failure is rethrown.
-        return fork_join_result_t<F0, Fs...>{first.take_stored(), std::get<I>(jobs).result.take_stored()...};
+        // Braced initialisation evaluates left to right: argument order.
+        return fork_join_result_t<F0, Fs...>{std::forward<stored_t<R0>>(first), fork_join_reclaim<I>(w, jobs, stolen)...};
     }
 }
 
