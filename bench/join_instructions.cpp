@@ -12,9 +12,15 @@
 // translation unit; session 9 linked the same metrics-ON library). `g` instead of `s`: the
 // task_group form; instructions per child = (difference) / 99990 (111110 - 11110 children, 10 per
 // node), and the fork_join form's difference / 99990 is per child as well (9 forked, 1 inline).
+// `t`: tree_sum's shape (bench/problems/tree_sum.cpp: a join of two void lambdas per inner node of
+// a balanced tree); `./drv 100000 t` and `./drv 1000000 t`: per node = (difference) / 900000;
+// `u` in place of `t`: the same walk without forks, for the per-node overhead (t - u).
+// Session 15 (docs/BENCHMARKS.md): the same commands with clang++ in place of g++.
 #include <crew/crew.hpp>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 long fib(int n) {
     if (n < 2) return n;
     auto [a, b] = crew::join([&] { return fib(n - 1); }, [&] { return fib(n - 2); });
@@ -41,14 +47,48 @@ long sky_group(long num, long size) {
     for (long x : s) t += x;
     return t;
 }
+struct node {
+    std::int64_t value;
+    const node* left;
+    const node* right;
+};
+const node* build(std::vector<node>& nodes, std::size_t n, std::size_t& next) {
+    if (n == 0) return nullptr;
+    node& here = nodes[next++];
+    here.value = static_cast<std::int64_t>(next % 1000);
+    const std::size_t left = (n - 1) / 2;
+    here.left = build(nodes, left, next);
+    here.right = build(nodes, n - 1 - left, next);
+    return &here;
+}
+std::int64_t tree_sum(const node* n) {
+    std::int64_t a = 0, b = 0;
+    if (n->left == nullptr && n->right == nullptr) return n->value;
+    if (n->left == nullptr) return n->value + tree_sum(n->right);
+    if (n->right == nullptr) return n->value + tree_sum(n->left);
+    crew::join([&] { a = tree_sum(n->left); }, [&] { b = tree_sum(n->right); });
+    return n->value + a + b;
+}
+std::int64_t tree_sum_serial(const node* n) {  // `u`: the same walk without forks (the baseline)
+    if (n->left == nullptr && n->right == nullptr) return n->value;
+    if (n->left == nullptr) return n->value + tree_sum_serial(n->right);
+    if (n->right == nullptr) return n->value + tree_sum_serial(n->left);
+    return n->value + tree_sum_serial(n->left) + tree_sum_serial(n->right);
+}
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: drv <fib n> | drv <skynet size> s|g\n");
+        std::fprintf(stderr, "usage: drv <fib n> | drv <skynet size> s|g | drv <tree nodes> t\n");
         return 2;
     }
     const long n = std::atol(argv[1]);
     crew::pool p(1);
-    if (argc > 2 && argv[2][0] == 'g') std::printf("%ld\n", p.run([&] { return sky_group(0, n); }));
+    if (argc > 2 && (argv[2][0] == 't' || argv[2][0] == 'u')) {
+        std::vector<node> nodes(static_cast<std::size_t>(n));
+        std::size_t next = 0;
+        const node* root = build(nodes, nodes.size(), next);
+        const bool forks = argv[2][0] == 't';
+        std::printf("%ld\n", static_cast<long>(p.run([&] { return forks ? tree_sum(root) : tree_sum_serial(root); })));
+    } else if (argc > 2 && argv[2][0] == 'g') std::printf("%ld\n", p.run([&] { return sky_group(0, n); }));
     else if (argc > 2) std::printf("%ld\n", p.run([&] { return sky(0, n); }));
     else std::printf("%ld\n", p.run([&] { return fib(static_cast<int>(n)); }));
 }

@@ -30,8 +30,9 @@ using fork_join_result_t = std::conditional_t<(std::is_void_v<std::invoke_result
                                               std::tuple<stored_t<std::invoke_result_t<F>>...>>;
 
 // An earlier callable threw: finish the jobs J.. (in argument order), dropping their outcomes.
+// `stolen` by value: the fast path's flag then stays in a register.
 template <std::size_t J, class Jobs>
-[[gnu::noinline, gnu::cold]] void fork_join_unwind(worker& w, Jobs& jobs, bool& stolen) noexcept {
+[[gnu::noinline, gnu::cold]] void fork_join_unwind(worker& w, Jobs& jobs, bool stolen) noexcept {
     constexpr std::size_t n = std::tuple_size_v<Jobs>;
     if constexpr (J < n) {
         [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -71,7 +72,8 @@ fork_join_result_t<F0, Fs...> fork_join_on(worker& w, std::index_sequence<I...>,
     constexpr std::size_t n = sizeof...(Fs);
     using R0 = std::invoke_result_t<F0>;
     std::tuple<join_job<Fs, std::invoke_result_t<Fs>>...> jobs(fs...);
-    (w.fork(&std::get<n - 1 - I>(jobs)), ...);  // the last callable first: f2 ends on top
+    task* const forked[n] = {&std::get<n - 1 - I>(jobs)...};  // the last callable first: f2 ends on top
+    w.fork_many(forked);
     bool stolen = false;
     // f1 inline into a local (join_on's fast path); its exception finishes every job first.
     stored_t<R0> first = [&]() __attribute__((always_inline)) -> stored_t<R0> {

@@ -63,7 +63,8 @@ struct join_job final : task {
         result_cell<R> cell;
     } stolen;
 
-    explicit join_job(std::remove_reference_t<G>& g) noexcept : task{&run_stolen}, fn(g), context(current_context) {}
+    explicit join_job(std::remove_reference_t<G>& g) noexcept
+        : task(&run_stolen, never_injected{}), fn(g), context(current_context) {}
     join_job(const join_job&) = delete;
     join_job& operator=(const join_job&) = delete;
 
@@ -182,13 +183,13 @@ template <class F, class G>
 detail::join_result_t<F, G> join(F&& f, G&& g) {
     if constexpr (detail::ws_hookable<F, G>)  // crew::workspan measuring (detail/workspan_hooks.hpp)
         if (detail::workspan_active()) [[unlikely]]
-            return detail::cold_call([&]() -> detail::join_result_t<F, G> {
-                return detail::workspan_fork<F, G>([](auto&&... b) { return join(std::move(b)...); }, f, g);
+            return detail::cold_call([fa = detail::cold_arg<F>{f}, &g]() mutable -> detail::join_result_t<F, G> {
+                return detail::workspan_fork<F, G>([](auto&&... b) { return join(std::move(b)...); }, fa.get(), g);
             });
     if (detail::worker* w = detail::current_worker) [[likely]]
         return detail::join_on<F, G>(*w, f, g);
-    return detail::cold_call([&]() -> detail::join_result_t<F, G> {
-        return default_pool().run([&] { return detail::join_on<F, G>(*detail::current_worker, f, g); });
+    return detail::cold_call([fa = detail::cold_arg<F>{f}, &g]() mutable -> detail::join_result_t<F, G> {
+        return default_pool().run([&] { return detail::join_on<F, G>(*detail::current_worker, fa.get(), g); });
     });
 }
 

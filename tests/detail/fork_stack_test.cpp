@@ -105,6 +105,37 @@ TEST(fork_stack, the_high_water_callback_sees_each_new_depth_once) {
     EXPECT_EQ(s.inline_runs(), 3u + 4u + 5u);
 }
 
+// fork_many(items) is K fork() calls in one: the same order (items[0] oldest), growth past the
+// capacity and new high-water depths (cold), one request check for the batch.
+TEST(fork_stack, forking_many_at_once_is_forking_them_one_by_one) {
+    fork_stack<int> s(2);
+    fake_deque d;
+    std::vector<std::uint64_t> seen;
+    auto note = [&](std::uint64_t depth) { seen.push_back(depth); };
+    int a = 0, b = 0, c = 0, e = 0;
+    int* const first[3] = {&a, &b, &c};
+    EXPECT_FALSE(s.fork_many(first, note));  // grows past 2; depths 1..3 are new
+    EXPECT_EQ(s.open(), 3);
+    EXPECT_EQ(seen, (std::vector<std::uint64_t>{1, 2, 3}));
+    s.request();
+    int* const second[1] = {&e};
+    EXPECT_TRUE(s.fork_many(second, note));  // reports the request
+    EXPECT_TRUE(s.promote_oldest(d));
+    ASSERT_EQ(d.items.size(), 1u);
+    EXPECT_EQ(d.items[0], &a);  // items[0] of the first batch is the oldest
+    EXPECT_TRUE(s.take_back());   // e
+    EXPECT_TRUE(s.take_back());   // c
+    EXPECT_TRUE(s.take_back());   // b
+    EXPECT_FALSE(s.take_back());  // a: promoted
+    EXPECT_EQ(s.open(), 0);
+    EXPECT_EQ(s.inline_runs(), 3u);
+    // Within the capacity and below the high-water depth: the batch's fast path.
+    EXPECT_FALSE(s.fork_many(first, note));
+    EXPECT_EQ(seen, (std::vector<std::uint64_t>{1, 2, 3, 4}));
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(s.take_back());
+    EXPECT_FALSE(s.has_private());
+}
+
 TEST(fork_stack, promoting_with_nothing_private_only_clears_the_request) {
     fork_stack<int> s;
     fake_deque d;

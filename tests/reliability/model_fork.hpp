@@ -124,7 +124,8 @@ struct fork_model : rl::test_suite<fork_model<Policy, DepthBits>, 3> {
 // relaxed load) wakes the sleeper it sees. A thief's steal requests race both. Checked: a sleeper
 // whose wake request was answered (the bit is gone) was seen by that answer's wake check (no sleep
 // through a promotion made for it); a request still pending at the end waits for a later fork, and
-// every job runs exactly once.
+// every job runs exactly once. The second join records its two jobs with one fork_many (the batch
+// crew::fork_join uses), answering a request once after both.
 template <class Policy>
 struct fork_wake_model : rl::test_suite<fork_wake_model<Policy>, 3> {
     aligned_box<chase_lev_deque<item, Policy>> deque{2};
@@ -138,12 +139,21 @@ struct fork_wake_model : rl::test_suite<fork_wake_model<Policy>, 3> {
         for (int i = 0; i < 4; ++i) items[i].id = i;
     }
     void take(item* it) { take_once(taken, it); }
+    // worker::answer_request_cold: promote the oldest; the push's wake check.
+    void answer() {
+        if (forks->promote_oldest(*deque) && sleepers.load(std::memory_order_relaxed) != 0) woken = true;
+    }
     void owner() {
         for (int i = 0; i < 4; i += 2) {  // two joins, each forking two jobs
-            for (int k = i; k < i + 2; ++k) {
-                items[k].payload(RL_INFO) = payload_of(k);
-                if (forks->fork(&items[k]) && forks->promote_oldest(*deque))
-                    if (sleepers.load(std::memory_order_relaxed) != 0) woken = true;  // the push's wake check
+            for (int k = i; k < i + 2; ++k) items[k].payload(RL_INFO) = payload_of(k);
+            // The first join forks one job at a time (crew::join), the second both at once
+            // (fork_many: crew::fork_join), answering a request once after the batch.
+            if (i == 0) {
+                for (int k = i; k < i + 2; ++k)
+                    if (forks->fork(&items[k])) answer();
+            } else {
+                item* const batch[2] = {&items[i], &items[i + 1]};
+                if (forks->fork_many(batch, [](std::uint64_t) noexcept {})) answer();
             }
             for (int k = i + 1; k >= i; --k) {
                 if (forks->take_back()) {

@@ -47,6 +47,7 @@
 // parallelism; a thief that still finds the deque empty asks again at its next steal attempt.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -95,6 +96,22 @@ public:
     }
     bool fork(T* item) {
         return fork(item, [](std::uint64_t) noexcept {});
+    }
+
+    // Owner only. Records K forks at once, items[0] first (oldest): one depth update and one
+    // request check for the batch (crew::fork_join's k - 1 jobs). The same as K fork() calls
+    // whose requests are answered after the last one.
+    template <std::size_t K, class OnHigh>
+    bool fork_many(T* const (&items)[K], OnHigh on_high) {
+        const std::uint64_t w = word_.load(std::memory_order_relaxed);  // relaxed: see fork
+        const std::uint64_t n = w & depth_mask;
+        if (n + K > limit_) [[unlikely]] {
+            fork_many_cold(items, on_high);
+        } else {
+            for (std::size_t i = 0; i < K; ++i) items_[n + i] = items[i];
+            word_.store(w + K, std::memory_order_relaxed);  // relaxed: as in fork
+        }
+        return request_.load(std::memory_order_relaxed) != 0;  // relaxed: see fork
     }
 
     // Owner only. Takes the newest fork back: true when it was still private (run it inline);
@@ -231,6 +248,20 @@ private:
         limit_ = high_ < capacity_ ? high_ : capacity_;
         items_[n] = item;
         word_.store(w + 1, std::memory_order_relaxed);  // relaxed: see fork
+    }
+
+    template <std::size_t K, class OnHigh>
+    [[gnu::noinline, gnu::cold]] void fork_many_cold(T* const (&items)[K], OnHigh on_high) {
+        for (std::size_t i = 0; i < K; ++i) {
+            // relaxed: see fork.
+            const std::uint64_t w = word_.load(std::memory_order_relaxed);
+            if ((w & depth_mask) >= limit_) {
+                fork_cold(items[i], on_high);
+            } else {
+                items_[w & depth_mask] = items[i];
+                word_.store(w + 1, std::memory_order_relaxed);
+            }
+        }
     }
 
     void grow(std::uint64_t n) {

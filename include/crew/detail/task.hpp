@@ -25,8 +25,14 @@ namespace crew::detail {
 struct task {
     using execute_fn = void (*)(task*) noexcept;
     execute_fn execute;     // set by the creator; read by whichever thread runs the task
-    task* next = nullptr;   // written by the injector (under its lock) while the task is queued there
-    std::uint64_t queued_at = 0;  // metrics: when it was injected (ns, steady_clock), 0 = not stamped
+    task* next;             // written by the injector (under its lock) while the task is queued there
+    std::uint64_t queued_at;  // metrics: when it was injected (ns, steady_clock), 0 = not stamped
+
+    constexpr task(execute_fn fn = nullptr) noexcept : execute(fn), next(nullptr), queued_at(0) {}
+    // A fork's job (crew::join, crew::fork_join): never injected, so `next` and `queued_at` are
+    // never read and a fork does not write them (two stores per join).
+    struct never_injected {};
+    task(execute_fn fn, never_injected) noexcept : execute(fn) {}
 };
 
 // The cancellation state of one task group (crew/task_group.hpp). `canceled` is the one flag a

@@ -141,6 +141,15 @@ public:
         if (asked) [[unlikely]] answer_request_cold();  // a thief or a sleeper asked
     }
 
+    // K forks at once, items[0] oldest (crew::fork_join): as K fork() calls, one request check.
+    template <std::size_t K>
+    void fork_many(task* const (&items)[K]) {
+        const bool asked = forks_.fork_many(items, [this](std::uint64_t depth) noexcept {
+            if (static_cast<std::int64_t>(depth) > max_depth_seen_) note_depth_cold(static_cast<std::int64_t>(depth));
+        });
+        if (asked) [[unlikely]] answer_request_cold();
+    }
+
     // Takes the newest fork back: true when it was still private (the caller runs it inline); false
     // when it was promoted (the caller pops the deque, as for a pushed job). A private take-back is
     // counted in the fork array's depth word (tasks_run = counters' tasks_run + inline_runs()).
