@@ -143,6 +143,62 @@ TEST(join, a_waiter_parking_while_its_stolen_half_finishes_is_woken) {
                 static_cast<unsigned long long>(m.parks), rounds);
 }
 
+// A stolen second half's outcome lives in a cell its thief constructs and the joining worker
+// destroys after taking it (join_job::take_stolen) or dropping it (f threw: discard_stolen). f
+// keeps forking empty joins until g has started elsewhere (those forks answer the idle worker's
+// request by promoting g's job), so g is stolen in most rounds; each result is a counted
+// move-only value, and every one made must be destroyed exactly once.
+struct counted {
+    static inline std::atomic<int> live{0};
+    std::unique_ptr<int> p;
+    explicit counted(int v) : p(std::make_unique<int>(v)) { live.fetch_add(1); }
+    counted(counted&& o) noexcept : p(std::move(o.p)) { live.fetch_add(1); }
+    counted& operator=(counted&&) = delete;
+    ~counted() { live.fetch_sub(1); }
+};
+
+TEST(join, a_stolen_half_s_result_is_taken_or_dropped_exactly_once) {
+    crew_test::watchdog dog(120s);
+    crew::pool p(2);
+    int stolen = 0;
+    const auto here = [] { return std::this_thread::get_id(); };
+    for (int i = 0; i < 40; ++i) {
+        const bool f_throws = i % 2 == 1;
+        std::atomic<bool> g_started{false}, g_done{false};
+        std::thread::id f_thread, g_thread;
+        int x = 0;
+        auto f = [&]() -> counted {
+            f_thread = here();
+            const auto deadline = std::chrono::steady_clock::now() + 200ms;
+            while (!g_started.load() && std::chrono::steady_clock::now() < deadline) crew::join([] {}, [] {});
+            if (f_throws) throw std::runtime_error("f");
+            return counted(1);
+        };
+        auto g = [&]() -> std::pair<counted, int*> {
+            g_thread = here();
+            g_started.store(true);
+            std::this_thread::sleep_for(1ms);  // still running when f returns or throws
+            g_done.store(true);
+            return {counted(2), &x};
+        };
+        p.run([&] {
+            if (f_throws) {
+                EXPECT_THROW(crew::join(f, g), std::runtime_error);
+            } else {
+                auto [a, b] = crew::join(f, g);
+                EXPECT_EQ(*a.p, 1);
+                EXPECT_EQ(*b.first.p, 2);
+                EXPECT_EQ(b.second, &x);
+            }
+        });
+        EXPECT_TRUE(g_done.load());  // g finished before join returned or threw
+        if (g_thread != f_thread) ++stolen;
+        EXPECT_EQ(counted::live.load(), 0);
+    }
+    EXPECT_GT(stolen, 0);  // the stolen path was exercised (about every round, in practice)
+    std::printf("g stolen in %d of 40 rounds\n", stolen);
+}
+
 TEST(join, works_from_outside_any_pool) {
     crew_test::watchdog dog(60s);
     EXPECT_EQ(fib(15), fib_serial(15));
