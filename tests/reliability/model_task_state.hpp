@@ -120,12 +120,14 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel, Detach
         if (d.drop_output) drop_result();
         if (st->ref_dec()) free_frame();
     }
-    // join_handle::drop_complete: the handle saw COMPLETE; the result and the slot first, then one RMW.
+    // join_handle::drop_complete: the handle saw COMPLETE; the result and the slot first, then one
+    // RMW, or none when the handle's reference is the last (snapshot_complete, session 15).
     void drop_handle_complete() {
         alive();
         drop_result();
-        if (st->owns_join_slot()) alive();  // join_handle reads the slot while its reference holds the frame
-        if (st->drop_join_interest_complete().last) free_frame();
+        const auto snap = st->snapshot_complete();
+        if (snap.owns_slot) alive();  // join_handle reads the slot while its reference holds the frame
+        if (snap.sole || st->drop_join_interest_complete().last) free_frame();
     }
     void work(int attempts) {
         for (int i = 0; i < attempts; ++i)
@@ -250,11 +252,22 @@ struct claimable_task {
             }
         }
     }
-    // The awaiter: claims the run and runs it inline (its entry goes stale), or leaves it.
+    // The awaiter: claims the run and runs it inline (its entry goes stale), or leaves it. Then,
+    // as join_handle: a handle that sees COMPLETE (done()'s acquire load) takes the result and
+    // drops through drop_complete (no RMW when its reference is the last: the stale entry, the
+    // sender's waker and a thief's run must all be gone), else it detaches.
     void await_inline_then_drop_handle() {
         alive();
         if (st->claim_to_run_inline()) body();
+        if ((st->load() & state::complete) != 0) return drop_handle_complete();
         drop_handle();
+    }
+    void drop_handle_complete() {
+        alive();
+        RL_ASSERT(result(RL_INFO) == 1);  // COMPLETE seen (acquire): the result is visible
+        ++results_dropped;
+        const auto snap = st->snapshot_complete();
+        if (snap.sole || st->drop_join_interest_complete().last) free_frame();
     }
     void drop_handle() {
         alive();

@@ -67,6 +67,7 @@ enum class bug : unsigned {
     state_displace_keeps_claim,  // task_state drop_stale_entry(): drops the stale entry's reference but leaves CLAIMED set (a later wake queues nothing)
     state_displace_double_drop,  // task_state drop_stale_entry(): drops the stale entry and still reports it live (it is queued too: dropped twice)
     state_exclusive_ignores_refs,  // task_state: the RMW-free exclusive completion ignores the reference count (frees while a waker or entry holds one)
+    state_handle_sole_ignores_refs,  // task_state snapshot_complete(): the handle of a COMPLETE task frees without an RMW whatever the reference count (frees while a waker or a stale entry holds one)
     remote_push_relaxed,   // frame_cache remote list: push publishes the node with a relaxed CAS
     lifo_hidden_from_recheck,  // the LIFO-slot sleep/wake model: the park re-check ignores LIFO slots
     fork_promoted_run_inline,  // fork_stack take_back(): a promoted job is also taken back inline
@@ -78,6 +79,8 @@ enum class bug : unsigned {
     driver_not_counted,    // parking prepare_park_driver(): the driver sleeper is not marked
     async_running_hinted_notify,  // the coroutine notify-rule model: a put by a task that goes on running gets the hinted notify
     wait_claim_after_unlock,      // the wait-list model: a releaser claims the wake after unlocking (take-back reads a dead node)
+    wait_idle_ignores_lock,       // wait_lock idle(): the destructor's fast path reads only the count, not the lock bit (frees under a finishing awaiter)
+    wait_failed_claim_uncounts,   // the wait-block model: a releaser drops the node's count even when cancellation won the claim (frees before the cancelled awaiter unlinks)
     group_token_not_held,      // group_count hold_token(): no add (private children do not keep the word above zero)
     group_promote_uncounted,   // group_count count_promoted(): a promoted child is pushed without its add()
     fork_take_back_no_identity,  // fork_stack take_back(item, ...): the newest private entry is taken back without comparing it to item
