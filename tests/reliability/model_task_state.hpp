@@ -105,6 +105,10 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel, Detach
     void wake_by_val() {
         alive();
         crew::detail::notify_result r = st->transition_to_notified_by_val();
+        // Again right after the RMW (Relacy switches fibers only at visible operations, so this is
+        // where the RMW ran): a free by another holder before it is a use of freed memory that the
+        // check above, made before the preemption point, cannot see.
+        alive();
         if (r == crew::detail::notify_result::submit) submit();
         if (r == crew::detail::notify_result::dealloc) free_frame();
     }
@@ -288,6 +292,7 @@ struct claimable_task {
         msg.store(1, std::memory_order::release);
         alive();
         crew::detail::notify_result r = st->transition_to_notified_by_val();
+        alive();  // right after the RMW (see task_state_model::wake_by_val)
         if (r == crew::detail::notify_result::submit) submit();
         if (r == crew::detail::notify_result::dealloc) free_frame();
     }

@@ -1,10 +1,10 @@
 // crew/async/detail/wait_list.hpp -- what channel, async_mutex and event share: FIFO lists of
-// suspended coroutine tasks, on the waiter protocol of waiter.hpp, and the reference-counted state
-// block that lets a waiter outlive a racing destruction of its primitive.
+// suspended coroutine tasks, on the waiter protocol of waiter.hpp, and the state block that
+// outlives its primitive while a cancelled waiter may still come back to it ("Lifetime" below).
 //
 // Every primitive keeps its state in one block (`wait_state` plus its own fields; a channel's
 // buffer follows in the same block) from the frame cache (allocate_frame: a per-worker free list,
-// no malloc), guarded by one `wait_lock` (a one-word spin lock: the sections are a few list and
+// no malloc), guarded by one `wait_lock` (a one-word spin lock, wait_lock.hpp: the sections are a few list and
 // buffer operations plus wake claims; session 7, see docs/ASYNC.md). A task that cannot proceed
 // links a `wait_node` (a member of its awaitable, so inside the coroutine frame: no allocation per
 // wait) at the back of a list and arms its waker (prepare_suspend). A releaser pops nodes from the
