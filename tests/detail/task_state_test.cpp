@@ -216,40 +216,6 @@ TEST(task_state, the_handle_asks_for_the_slot_before_it_drops_its_reference) {
     EXPECT_TRUE(u.drop_join_interest_complete().last);
 }
 
-TEST(task_state, the_handle_of_a_complete_task_frees_alone_only_with_the_last_reference) {
-    state s;  // completed unwatched: the runner's two references dropped, the handle's is the last
-    ASSERT_EQ(s.transition_to_running(), run_result::success);
-    ASSERT_EQ(s.transition_to_complete_unwatched(2, false), crew::detail::complete_result::done);
-    const auto snap = s.snapshot_complete();
-    EXPECT_TRUE(snap.owns_slot);
-    EXPECT_TRUE(snap.sole);  // join_handle::drop_complete frees with no RMW
-    EXPECT_EQ(state::refs(s.load()), 1u);
-
-    state w;  // a waker fired: sole only after the runtime's terminal RMW gave the slot back
-    ASSERT_EQ(w.transition_to_running(), run_result::success);
-    ASSERT_TRUE(w.set_join_waker());
-    (void)w.transition_to_complete();
-    EXPECT_FALSE(w.snapshot_complete().sole);
-    EXPECT_FALSE(w.transition_to_terminal(2, true));
-    EXPECT_TRUE(w.snapshot_complete().sole);
-    EXPECT_TRUE(w.snapshot_complete().owns_slot);
-
-    state c;  // run inline by its awaiter: the stale entry still holds a reference
-    ASSERT_TRUE(c.claim_to_run_inline());
-    ASSERT_EQ(c.transition_to_complete_unwatched(2, false), crew::detail::complete_result::done);  // the claim's, the registry's
-    EXPECT_FALSE(c.snapshot_complete().sole);
-    EXPECT_FALSE(c.drop_join_interest_complete().last);  // the RMW path: the stale entry frees
-    EXPECT_EQ(c.transition_to_running(), run_result::dealloc);
-
-    state v;  // a by-value waker not yet dropped
-    ASSERT_EQ(v.transition_to_running(), run_result::success);
-    v.ref_inc();
-    ASSERT_EQ(v.transition_to_complete_unwatched(2, false), crew::detail::complete_result::done);
-    EXPECT_FALSE(v.snapshot_complete().sole);
-    EXPECT_EQ(v.transition_to_notified_by_val(), crew::detail::notify_result::do_nothing);
-    EXPECT_TRUE(v.snapshot_complete().sole);
-}
-
 TEST(task_state, a_handle_dropped_while_the_runtime_fires_leaves_the_slot_alone) {
     state s;
     ASSERT_EQ(s.transition_to_running(), run_result::success);

@@ -105,10 +105,6 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel, Detach
     void wake_by_val() {
         alive();
         crew::detail::notify_result r = st->transition_to_notified_by_val();
-        // Again right after the RMW (Relacy switches fibers only at visible operations, so this is
-        // where the RMW ran): a free by another holder before it is a use of freed memory that the
-        // check above, made before the preemption point, cannot see.
-        alive();
         if (r == crew::detail::notify_result::submit) submit();
         if (r == crew::detail::notify_result::dealloc) free_frame();
     }
@@ -124,14 +120,12 @@ struct task_state_model : rl::test_suite<task_state_model<Policy, Cancel, Detach
         if (d.drop_output) drop_result();
         if (st->ref_dec()) free_frame();
     }
-    // join_handle::drop_complete: the handle saw COMPLETE; the result and the slot first, then one
-    // RMW, or none when the handle's reference is the last (snapshot_complete, session 15).
+    // join_handle::drop_complete: the handle saw COMPLETE; the result and the slot first, then one RMW.
     void drop_handle_complete() {
         alive();
         drop_result();
-        const auto snap = st->snapshot_complete();
-        if (snap.owns_slot) alive();  // join_handle reads the slot while its reference holds the frame
-        if (snap.sole || st->drop_join_interest_complete().last) free_frame();
+        if (st->owns_join_slot()) alive();  // join_handle reads the slot while its reference holds the frame
+        if (st->drop_join_interest_complete().last) free_frame();
     }
     void work(int attempts) {
         for (int i = 0; i < attempts; ++i)
@@ -256,22 +250,11 @@ struct claimable_task {
             }
         }
     }
-    // The awaiter: claims the run and runs it inline (its entry goes stale), or leaves it. Then,
-    // as join_handle: a handle that sees COMPLETE (done()'s acquire load) takes the result and
-    // drops through drop_complete (no RMW when its reference is the last: the stale entry, the
-    // sender's waker and a thief's run must all be gone), else it detaches.
+    // The awaiter: claims the run and runs it inline (its entry goes stale), or leaves it.
     void await_inline_then_drop_handle() {
         alive();
         if (st->claim_to_run_inline()) body();
-        if ((st->load() & state::complete) != 0) return drop_handle_complete();
         drop_handle();
-    }
-    void drop_handle_complete() {
-        alive();
-        RL_ASSERT(result(RL_INFO) == 1);  // COMPLETE seen (acquire): the result is visible
-        ++results_dropped;
-        const auto snap = st->snapshot_complete();
-        if (snap.sole || st->drop_join_interest_complete().last) free_frame();
     }
     void drop_handle() {
         alive();
@@ -292,7 +275,6 @@ struct claimable_task {
         msg.store(1, std::memory_order::release);
         alive();
         crew::detail::notify_result r = st->transition_to_notified_by_val();
-        alive();  // right after the RMW (see task_state_model::wake_by_val)
         if (r == crew::detail::notify_result::submit) submit();
         if (r == crew::detail::notify_result::dealloc) free_frame();
     }

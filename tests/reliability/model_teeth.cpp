@@ -65,14 +65,6 @@ template <bug Bug>
 constexpr scenario displace_teeth[] = {task_displace_scenario<Bug, false>("task_state_displace"),
                                        task_displace_scenario<Bug, true>("task_state_displace_cancel")};
 
-// The handle's RMW-free drop after COMPLETE (session 15): a sender's by-value waker still to come
-// (the join scenario), a stale entry still queued after an inline run (claim), or the displaced
-// entry the owner still holds (displace).
-template <bug Bug>
-constexpr scenario handle_sole_teeth[] = {task_state_scenario<Bug, false>("task_state_wake_run_join"),
-                                          task_claim_scenario<Bug, false>("task_state_inline_claim"),
-                                          task_displace_scenario<Bug, false>("task_state_displace")};
-
 // The block's lifetime: a cancelled awaiter coming back after a send or during the destructor.
 template <bug Bug>
 constexpr scenario wait_block_teeth[] = {wait_block_scenario<Bug, true>("wait_block_send_cancel_destroy"),
@@ -135,7 +127,6 @@ const bug_entry task_word_bugs[task_word_bug_count] = {
     {"state_displace_keeps_claim", displace_teeth<bug::state_displace_keeps_claim>, 2},
     {"state_displace_double_drop", displace_teeth<bug::state_displace_double_drop>, 2},
     {"state_exclusive_ignores_refs", detach_teeth<bug::state_exclusive_ignores_refs>, 3},
-    {"state_handle_sole_ignores_refs", handle_sole_teeth<bug::state_handle_sole_ignores_refs>, 3},
     {"wait_idle_ignores_lock", wait_block_teeth<bug::wait_idle_ignores_lock>, 2},
     {"wait_failed_claim_uncounts", wait_block_teeth<bug::wait_failed_claim_uncounts>, 2},
 };

@@ -127,14 +127,12 @@ private:
     }
 
     // drop() of a handle that saw its task COMPLETE (done()'s acquire load, or the joiner's wake):
-    // the result is ours; destroy it first, then JOIN_INTEREST and our reference in one RMW, or
-    // no RMW when our reference is the last (task_state::snapshot_complete, session 15).
+    // the result is ours; destroy it first, then JOIN_INTEREST and our reference in one RMW.
     void drop_complete() noexcept {
         detail::async_task* t = std::exchange(task_, nullptr);
         drop_result(t);
-        const auto snap = t->state.snapshot_complete();  // one acquire load
-        if (snap.owns_slot) drop_unfired_waker(t);       // while the reference is still ours
-        if (snap.sole || t->state.drop_join_interest_complete().last) t->deallocate();
+        if (t->state.owns_join_slot()) drop_unfired_waker(t);  // while the reference is still ours
+        if (t->state.drop_join_interest_complete().last) t->deallocate();
     }
 
     // The finished task's result, which the handle owns: an exception nobody collected (detached

@@ -67,7 +67,6 @@ enum class bug : unsigned {
     state_displace_keeps_claim,  // task_state drop_stale_entry(): drops the stale entry's reference but leaves CLAIMED set (a later wake queues nothing)
     state_displace_double_drop,  // task_state drop_stale_entry(): drops the stale entry and still reports it live (it is queued too: dropped twice)
     state_exclusive_ignores_refs,  // task_state: the RMW-free exclusive completion ignores the reference count (frees while a waker or entry holds one)
-    state_handle_sole_ignores_refs,  // task_state snapshot_complete(): the handle of a COMPLETE task frees without an RMW whatever the reference count (frees while a waker or a stale entry holds one)
     remote_push_relaxed,   // frame_cache remote list: push publishes the node with a relaxed CAS
     lifo_hidden_from_recheck,  // the LIFO-slot sleep/wake model: the park re-check ignores LIFO slots
     fork_promoted_run_inline,  // fork_stack take_back(): a promoted job is also taken back inline

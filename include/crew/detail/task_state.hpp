@@ -43,8 +43,7 @@
 //     JOIN_WAKER set may have its waker read by the runtime.
 //   * Dropping the handle: unset_join_interested() says whether the handle must destroy the result
 //     (the task is COMPLETE) and whether it owns the waker slot; then ref_dec(). A handle that saw
-//     COMPLETE destroys the result and then drop_join_interest_complete() (both in one RMW), or,
-//     when its reference is the last one (snapshot_complete(), session 15), frees with no RMW. A
+//     COMPLETE destroys the result and then drop_join_interest_complete() (both in one RMW). A
 //     handle dropped while the task is not COMPLETE and no join waker is installed (a detached
 //     spawn) does both in one CAS: drop_join_interest_unwatched() (session 11).
 //   * A yield: the running task records it (no RMW) and the runner passes it to
@@ -405,25 +404,6 @@ public:
     // emptied the slot, so the answer stays true and a false one leaves nothing for the handle.
     // acquire: pairs with the runner's terminal RMW (release), which follows its emptying.
     bool owns_join_slot() noexcept { return (word_.load(std::memory_order_acquire) & join_waker) == 0; }
-
-    // The handle of a task it saw COMPLETE, before it drops (session 15): owns_join_slot() and
-    // "is the handle's reference the only one left" from one acquire load. `sole`: free the frame
-    // without drop_join_interest_complete()'s RMW (sole_holders' argument for the handle: every
-    // other party touches the word only while it holds a reference, so once refs(s) == 1 nobody
-    // but the handle can ever write it again; the load read the last RMW, whose release, with the
-    // release sequence through every earlier RMW, orders every former holder's uses -- the runner's
-    // terminal RMW, a stale entry's pop, a waker's drop -- before the free). Once sole, JOIN_WAKER
-    // is clear (the runner's terminal RMW gave a fired slot back before it dropped its references),
-    // so `owns_slot` is true. acquire: pairs with the release of the RMW the load reads.
-    struct complete_snapshot {
-        bool owns_slot;
-        bool sole;
-    };
-    complete_snapshot snapshot_complete() noexcept {
-        const std::uint64_t s = word_.load(std::memory_order_acquire);
-        if constexpr (Policy::injected_bug == bug::state_handle_sole_ignores_refs) return {(s & join_waker) == 0, true};
-        return {(s & join_waker) == 0, refs(s) == 1};
-    }
     complete_drop drop_join_interest_complete() noexcept {
         // acq_rel, as ref_dec: release orders the handle's destruction of the result before the
         // last reference's free (the runner's transition_to_terminal, or here); acquire: when this
