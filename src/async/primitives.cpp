@@ -80,7 +80,8 @@ void event::wait_awaiter::await_resume() {
 }
 
 event::wait_awaiter::~wait_awaiter() {
-    if (mode_ == detail::wait_mode::suspended) [[unlikely]] detail::finish_destroyed_cold(s_, s_->waiters, node_, mode_);
+    if (mode_ == detail::wait_mode::suspended) [[unlikely]]
+        detail::finish_destroyed_cold(s_, s_->waiters, node_, mode_);
 }
 
 // ---- async_mutex ----
@@ -148,7 +149,8 @@ async_mutex::guard async_mutex::lock_awaiter::await_resume() {
 }
 
 async_mutex::lock_awaiter::~lock_awaiter() {
-    if (mode_ == detail::wait_mode::suspended) [[unlikely]] detail::finish_destroyed_cold(s_, s_->waiters, node_, mode_);
+    if (mode_ == detail::wait_mode::suspended) [[unlikely]]
+        detail::finish_destroyed_cold(s_, s_->waiters, node_, mode_);
 }
 
 }  // namespace crew

@@ -259,7 +259,8 @@ public:
         }
         // A pool shutdown destroys a suspended frame: leave the list (waiter.hpp, "Lifetime").
         ~send_awaiter() {
-            if (mode_ == detail::wait_mode::suspended) [[unlikely]] detail::finish_destroyed_cold(s_, s_->senders, node_, mode_);
+            if (mode_ == detail::wait_mode::suspended) [[unlikely]]
+                detail::finish_destroyed_cold(s_, s_->senders, node_, mode_);
         }
         send_awaiter(const send_awaiter&) = delete;
         send_awaiter& operator=(const send_awaiter&) = delete;
@@ -301,7 +302,8 @@ public:
         }
         // A pool shutdown destroys a suspended frame: leave the list (waiter.hpp, "Lifetime").
         ~receive_awaiter() {
-            if (mode_ == detail::wait_mode::suspended) [[unlikely]] detail::finish_destroyed_cold(s_, s_->receivers, node_, mode_);
+            if (mode_ == detail::wait_mode::suspended) [[unlikely]]
+                detail::finish_destroyed_cold(s_, s_->receivers, node_, mode_);
         }
         receive_awaiter(const receive_awaiter&) = delete;
         receive_awaiter& operator=(const receive_awaiter&) = delete;

@@ -4,11 +4,11 @@
 //
 // Every primitive keeps its state in one block (`wait_state` plus its own fields; a channel's
 // buffer follows in the same block) from the frame cache (allocate_frame: a per-worker free list,
-// no malloc), guarded by one `wait_lock` (a one-word spin lock, wait_lock.hpp: the sections are a few list and
-// buffer operations plus wake claims; session 7, see docs/ASYNC.md). A task that cannot proceed
-// links a `wait_node` (a member of its awaitable, so inside the coroutine frame: no allocation per
-// wait) at the back of a list and arms its waker (prepare_suspend). A releaser pops nodes from the
-// front, writes the node's outcome and CLAIMS the wake (wake_batch::claim, the resolving CAS)
+// no malloc), guarded by one `wait_lock` (a one-word spin lock, wait_lock.hpp: the sections are a
+// few list and buffer operations plus wake claims; session 7, see docs/ASYNC.md). A task that
+// cannot proceed links a `wait_node` (a member of its awaitable, so inside the coroutine frame: no
+// allocation per wait) at the back of a list and arms its waker (prepare_suspend). A releaser pops
+// nodes from the front, writes the node's outcome and CLAIMS the wake (wake_batch::claim, the resolving CAS)
 // WHILE HOLDING THE LOCK; the claimed tasks are queued through the scheduler after the lock is
 // released (session 9: before, the holder queued them, and possibly futex-woke a parked worker,
 // inside the critical section, so at 2 workers the other worker spun on the lock behind a
@@ -50,7 +50,6 @@
 #include "crew/detail/atomics.hpp"
 
 namespace crew::detail {
-
 
 // One suspended task on a primitive's list (lives in the awaitable). The links and flags are
 // guarded by the owning state's lock; the outcome fields of derived nodes are written by the
@@ -210,7 +209,8 @@ public:
             n.counted = true;
             return false;
         }
-        (void)state_.lock.drop_waiter();  // the block: never the last (the primitive is alive, or orphan_locked follows)
+        // The block's count: never the last (the primitive is alive, or orphan_locked follows).
+        (void)state_.lock.drop_waiter();
         if (n_ < capacity) [[likely]]
             tasks_[n_++] = t;
         else
@@ -261,7 +261,8 @@ inline bool finish_suspension(wait_state* s, wait_list& list, wait_node& n, wait
 // async_task::shut_down, which settled the suspension first): claimed by a releaser (signaled), its
 // count is gone and the block may be too: touch nothing; else finish it as a cancelled one.
 // Out of line: the destructors call it only for a suspended awaiter (`mode == suspended`).
-[[gnu::noinline]] inline void finish_destroyed_cold(wait_state* s, wait_list& list, wait_node& n, wait_mode& mode) noexcept {
+[[gnu::noinline]] inline void finish_destroyed_cold(wait_state* s, wait_list& list, wait_node& n,
+                                                    wait_mode& mode) noexcept {
     const async_task* t = draining_task;
     const bool claimed = t != nullptr && t->susp.phase() == async_task::phase_signaled;
     (void)finish_suspension(s, list, n, mode, !claimed);
