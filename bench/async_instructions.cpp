@@ -1,13 +1,15 @@
 // bench/async_instructions.cpp -- a small driver for counting instructions per coroutine operation
 // (docs/BENCHMARKS.md, "Coroutine tasks, session 8"): spawn+await ("sa") and ping_pong ("pp") with
-// the bodies of bench/problems/async.cpp (and chained_spawn: "cs", one op = one link), run on a pool of W workers. Not part of the CMake build:
+// the bodies of bench/problems/async.cpp (and chained_spawn: "cs", one op = one link; spawn_many_local:
+// "sm", one op = one spawn, its await and its bump), run on a pool of W workers. Not part of the CMake build:
 //   g++ -std=c++20 -O2 -g -DNDEBUG -Iinclude bench/async_instructions.cpp build/libcrew.a -o drv -lpthread
 //   valgrind --tool=callgrind ./drv sa 1000 1 10; valgrind --tool=callgrind ./drv sa 1000 1 20
 // instructions per op = (the second total - the first) / (10 * 1000).
-//   usage: drv sa|pp|cs <ops per iteration> <workers> <iterations>
+//   usage: drv sa|pp|cs|sm <ops per iteration> <workers> <iterations>
 #include <crew/async/join_handle.hpp>
 #include <crew/async/task.hpp>
 #include <crew/async/channel.hpp>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,15 +41,26 @@ task<u64> chained_spawn(u64 n) {
     (void)crew::spawn(chain(done, n, n));
     co_return *co_await done->receive();
 }
+task<void> bump(std::atomic<u64>* counter) { counter->fetch_add(1, std::memory_order_relaxed); co_return; }
+task<u64> spawn_many_local(u64 n) {
+    std::atomic<u64> counter{0};
+    std::vector<crew::join_handle<void>> hs; hs.reserve(n);
+    for (u64 i = 0; i < n; ++i) hs.push_back(crew::spawn(bump(&counter)));
+    for (auto& h : hs) co_await std::move(h);
+    co_return counter.load();
+}
 int main(int argc, char** argv) {
     if (argc != 5) {
-        std::fprintf(stderr, "usage: %s sa|pp|cs <ops per iteration> <workers> <iterations>\n", argv[0]);
+        std::fprintf(stderr, "usage: %s sa|pp|cs|sm <ops per iteration> <workers> <iterations>\n", argv[0]);
         return 2;
     }
     const char* shape = argv[1]; u64 n = strtoull(argv[2], 0, 10); unsigned w = atoi(argv[3]); u64 it = strtoull(argv[4], 0, 10);
     crew::pool p(w);
     u64 tot = 0;
     for (u64 i = 0; i < it; ++i)
-        tot += strcmp(shape, "sa") == 0 ? p.block_on(spawn_await(n)) : strcmp(shape, "cs") == 0 ? p.block_on(chained_spawn(n)) : p.block_on(ping_pong(n));
+        tot += strcmp(shape, "sa") == 0   ? p.block_on(spawn_await(n))
+               : strcmp(shape, "cs") == 0 ? p.block_on(chained_spawn(n))
+               : strcmp(shape, "sm") == 0 ? p.block_on(spawn_many_local(n))
+                                          : p.block_on(ping_pong(n));
     printf("%llu\n", tot);
 }

@@ -285,7 +285,14 @@ void async_task::shut_down() noexcept {
         release();                          // the list's reference
         return;
     }
+    // Settle the suspension first: one still waiting ends cancelled (resolve(), the CAS of every
+    // waker and canceller), so no releaser can claim it while its frames go, and an awaiter
+    // destroyed there knows from the phase whether a releaser had claimed it (wait_list.hpp,
+    // finish_destroyed_cold: then the block is no longer its to touch).
+    (void)susp.resolve(susp.generation(), phase_cancelled);
+    async_task* const outer = std::exchange(draining_task, this);
     destroy_root();
+    draining_task = outer;
     frame_destroyed = true;
     complete(1);  // the list's reference (the drain unlinked it already)
 }

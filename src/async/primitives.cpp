@@ -8,29 +8,12 @@
 
 namespace crew {
 
-namespace detail {
-
-// Contended: spin on a plain load (no cache-line ping-pong) with pauses, then also yield the
-// thread (the holder may have been preempted; on 2 cores spinning on would only delay it).
-void wait_lock::lock_cold() noexcept {
-    for (unsigned spins = 0;;) {
-        while (locked_.load(std::memory_order_relaxed)) {  // relaxed: a hint; the exchange decides
-            if (++spins < 64) std_atomics::pause();
-            else std_atomics::yield();
-        }
-        // acquire: pairs with unlock()'s release store, as lock()'s.
-        if (!locked_.exchange(true, std::memory_order_acquire)) return;
-    }
-}
-
-}  // namespace detail
-
 namespace {
 
 [[noreturn]] void throw_abandoned(const char* what) { throw usage_error(what); }
 
 // Destructor path: wake every waiter as abandoned (they never touch the primitive object again;
-// their state block lives on until they dropped their references).
+// the state block lives on while a cancelled one may still come back: wait_list.hpp, "Lifetime").
 void abandon_all_locked(detail::wait_list& l, detail::wake_batch& wakes) noexcept {
     while (!l.empty()) {
         detail::wait_node& n = *l.pop_front();
@@ -46,20 +29,22 @@ void abandon_all_locked(detail::wait_list& l, detail::wake_batch& wakes) noexcep
 event::event(bool initially_set) : s_(detail::new_wait_state<state>(sizeof(state))) { s_->is_set.store(initially_set, std::memory_order_relaxed); }
 
 event::~event() {
-    if (s_->sole_holder()) {  // nobody waits on it (wait_list.hpp)
+    if (s_->lock.idle()) {  // nobody waits on it or may come back (wait_list.hpp, "Lifetime")
         detail::destroy_wait_state(s_);
         return;
     }
+    bool last;
     {
-        detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
+        detail::wake_batch wakes(*s_);  // queued after the unlock (wait_list.hpp)
         std::lock_guard g(s_->lock);
         abandon_all_locked(s_->waiters, wakes);
+        last = detail::orphan_locked(*s_);  // else the last cancelled awaiter frees it
     }
-    detail::drop_ref(s_);
+    if (last) detail::destroy_wait_state(s_);
 }
 
 void event::set() noexcept {
-    detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
+    detail::wake_batch wakes(*s_);  // queued after the unlock (wait_list.hpp)
     std::lock_guard g(s_->lock);
     // release: pairs with the acquire loads in is_set()/await_ready (the setter's writes before
     // set() are visible to a waiter that sees the flag; suspended waiters see them through the
@@ -95,7 +80,8 @@ void event::wait_awaiter::await_resume() {
 }
 
 event::wait_awaiter::~wait_awaiter() {
-    if (mode_ == detail::wait_mode::suspended) (void)detail::finish_suspension(s_, s_->waiters, node_, mode_, true);
+    if (mode_ == detail::wait_mode::suspended) [[unlikely]]
+        detail::finish_destroyed_cold(s_, s_->waiters, node_, mode_);
 }
 
 // ---- async_mutex ----
@@ -103,16 +89,18 @@ event::wait_awaiter::~wait_awaiter() {
 async_mutex::async_mutex() : s_(detail::new_wait_state<state>(sizeof(state))) {}
 
 async_mutex::~async_mutex() {
-    if (s_->sole_holder()) {  // nobody waits on it (wait_list.hpp)
+    if (s_->lock.idle()) {  // nobody waits on it or may come back (wait_list.hpp, "Lifetime")
         detail::destroy_wait_state(s_);
         return;
     }
+    bool last;
     {
-        detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
+        detail::wake_batch wakes(*s_);  // queued after the unlock (wait_list.hpp)
         std::lock_guard g(s_->lock);
         abandon_all_locked(s_->waiters, wakes);
+        last = detail::orphan_locked(*s_);  // else the last cancelled awaiter frees it
     }
-    detail::drop_ref(s_);
+    if (last) detail::destroy_wait_state(s_);
 }
 
 bool async_mutex::try_lock() noexcept {
@@ -123,7 +111,7 @@ bool async_mutex::try_lock() noexcept {
 }
 
 void async_mutex::unlock() noexcept {
-    detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
+    detail::wake_batch wakes(*s_);  // queued after the unlock (wait_list.hpp)
     std::lock_guard g(s_->lock);
     while (!s_->waiters.empty())
         if (wakes.claim(*s_->waiters.pop_front())) return;  // handed over: stays locked
@@ -161,7 +149,8 @@ async_mutex::guard async_mutex::lock_awaiter::await_resume() {
 }
 
 async_mutex::lock_awaiter::~lock_awaiter() {
-    if (mode_ == detail::wait_mode::suspended) (void)detail::finish_suspension(s_, s_->waiters, node_, mode_, true);
+    if (mode_ == detail::wait_mode::suspended) [[unlikely]]
+        detail::finish_destroyed_cold(s_, s_->waiters, node_, mode_);
 }
 
 }  // namespace crew

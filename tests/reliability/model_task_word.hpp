@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "crew/detail/task_state.hpp"
+#include "reliability/model_wait_block.hpp"
 
 namespace crew_model {
 
@@ -402,10 +403,16 @@ constexpr scenario task_displace_scenario(const char* name) {
     return {name, &simulate<task_displace_model<relacy_atomics<Bug>, Cancel>>};
 }
 
+// The lifetime of a primitive's state block (model_wait_block.hpp).
+template <bug Bug, bool Send>
+constexpr scenario wait_block_scenario(const char* name) {
+    return {name, &simulate<wait_block_model<relacy_atomics<Bug>, Send>>};
+}
+
 // Registered in model_check.cpp (the correct code) and model_teeth.cpp (the bugs).
-inline constexpr int task_word_scenario_count = 7;
+inline constexpr int task_word_scenario_count = 9;
 extern const scenario task_word_scenarios[task_word_scenario_count];
-inline constexpr int task_word_bug_count = 9;
+inline constexpr int task_word_bug_count = 11;
 extern const bug_entry task_word_bugs[task_word_bug_count];
 
 }  // namespace crew_model

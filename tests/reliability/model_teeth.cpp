@@ -65,6 +65,11 @@ template <bug Bug>
 constexpr scenario displace_teeth[] = {task_displace_scenario<Bug, false>("task_state_displace"),
                                        task_displace_scenario<Bug, true>("task_state_displace_cancel")};
 
+// The block's lifetime: a cancelled awaiter coming back after a send or during the destructor.
+template <bug Bug>
+constexpr scenario wait_block_teeth[] = {wait_block_scenario<Bug, true>("wait_block_send_cancel_destroy"),
+                                         wait_block_scenario<Bug, false>("wait_block_close_cancel")};
+
 template <bug Bug>
 constexpr scenario lifo_teeth[] = {parking_lifo_scenario<Bug>("parking_with_lifo_slots")};
 template <bug Bug>
@@ -122,6 +127,8 @@ const bug_entry task_word_bugs[task_word_bug_count] = {
     {"state_displace_keeps_claim", displace_teeth<bug::state_displace_keeps_claim>, 2},
     {"state_displace_double_drop", displace_teeth<bug::state_displace_double_drop>, 2},
     {"state_exclusive_ignores_refs", detach_teeth<bug::state_exclusive_ignores_refs>, 3},
+    {"wait_idle_ignores_lock", wait_block_teeth<bug::wait_idle_ignores_lock>, 2},
+    {"wait_failed_claim_uncounts", wait_block_teeth<bug::wait_failed_claim_uncounts>, 2},
 };
 
 }  // namespace crew_model

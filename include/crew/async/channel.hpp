@@ -171,18 +171,20 @@ public:
     // Throws std::invalid_argument when capacity is 0.
     explicit channel(std::size_t capacity) : s_(make_state(capacity)) {}
     ~channel() {
-        if (s_->sole_holder()) {  // nobody waits on it: no close, no lock, no RMW
+        if (s_->lock.idle()) {  // nobody waits on it or may come back: no close, no lock, no RMW
             const std::size_t size = s_->block_size;
             s_->~state();  // `final`: a direct call (destroy_wait_state's is virtual)
             detail::free_frame(s_, size);
             return;
         }
+        bool last;
         {
-            detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
+            detail::wake_batch wakes(*s_);  // queued after the unlock (wait_list.hpp)
             std::lock_guard g(s_->lock);
             s_->close_locked(wakes);
+            last = detail::orphan_locked(*s_);  // else the last cancelled awaiter frees it
         }
-        detail::drop_ref(s_);
+        if (last) detail::destroy_wait_state(s_);
     }
     channel(const channel&) = delete;
     channel& operator=(const channel&) = delete;
@@ -210,7 +212,7 @@ public:
     // Close: later sends return false; receivers drain the buffer, then get std::nullopt. Wakes
     // every suspended task (through the scheduler). Idempotent.
     void close() noexcept {
-        detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
+        detail::wake_batch wakes(*s_);  // queued after the unlock (wait_list.hpp)
         std::lock_guard g(s_->lock);
         s_->close_locked(wakes);
     }
@@ -218,7 +220,7 @@ public:
     // Without suspending: true when v was taken (moved from); false when the channel is full or
     // closed (v untouched).
     bool try_send(T&& v) {
-        detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
+        detail::wake_batch wakes(*s_);  // queued after the unlock (wait_list.hpp)
         std::lock_guard g(s_->lock);
         if (s_->closed || !s_->can_accept_locked()) return false;
         std::optional<T> o(std::move(v));
@@ -233,7 +235,7 @@ public:
 
     // Without suspending: the oldest value, or std::nullopt when none is buffered.
     std::optional<T> try_receive() {
-        detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
+        detail::wake_batch wakes(*s_);  // queued after the unlock (wait_list.hpp)
         std::lock_guard g(s_->lock);
         return s_->take_locked(wakes);
     }
@@ -242,7 +244,7 @@ public:
     public:
         bool await_ready() const noexcept { return false; }
         bool await_suspend(std::coroutine_handle<> h) {
-            detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
+            detail::wake_batch wakes(*s_);  // queued after the unlock (wait_list.hpp)
             std::unique_lock g(s_->lock);
             if (s_->closed) return finish_ready(g, h, false);
             if (s_->deliver_locked(node_.value, wakes)) return finish_ready(g, h, true);
@@ -257,7 +259,8 @@ public:
         }
         // A pool shutdown destroys a suspended frame: leave the list (waiter.hpp, "Lifetime").
         ~send_awaiter() {
-            if (mode_ == detail::wait_mode::suspended) (void)detail::finish_suspension(s_, s_->senders, node_, mode_, true);
+            if (mode_ == detail::wait_mode::suspended) [[unlikely]]
+                detail::finish_destroyed_cold(s_, s_->senders, node_, mode_);
         }
         send_awaiter(const send_awaiter&) = delete;
         send_awaiter& operator=(const send_awaiter&) = delete;
@@ -280,7 +283,7 @@ public:
     public:
         bool await_ready() const noexcept { return false; }
         bool await_suspend(std::coroutine_handle<> h) {
-            detail::wake_batch wakes;  // queued after the unlock (wait_list.hpp)
+            detail::wake_batch wakes(*s_);  // queued after the unlock (wait_list.hpp)
             std::unique_lock g(s_->lock);
             std::optional<T> v = s_->take_locked(wakes);
             if (v || s_->closed) {
@@ -299,7 +302,8 @@ public:
         }
         // A pool shutdown destroys a suspended frame: leave the list (waiter.hpp, "Lifetime").
         ~receive_awaiter() {
-            if (mode_ == detail::wait_mode::suspended) (void)detail::finish_suspension(s_, s_->receivers, node_, mode_, true);
+            if (mode_ == detail::wait_mode::suspended) [[unlikely]]
+                detail::finish_destroyed_cold(s_, s_->receivers, node_, mode_);
         }
         receive_awaiter(const receive_awaiter&) = delete;
         receive_awaiter& operator=(const receive_awaiter&) = delete;

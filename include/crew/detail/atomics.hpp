@@ -78,6 +78,8 @@ enum class bug : unsigned {
     driver_not_counted,    // parking prepare_park_driver(): the driver sleeper is not marked
     async_running_hinted_notify,  // the coroutine notify-rule model: a put by a task that goes on running gets the hinted notify
     wait_claim_after_unlock,      // the wait-list model: a releaser claims the wake after unlocking (take-back reads a dead node)
+    wait_idle_ignores_lock,       // wait_lock idle(): the destructor's fast path reads only the count, not the lock bit (frees under a finishing awaiter)
+    wait_failed_claim_uncounts,   // the wait-block model: a releaser drops the node's count even when cancellation won the claim (frees before the cancelled awaiter unlinks)
     group_token_not_held,      // group_count hold_token(): no add (private children do not keep the word above zero)
     group_promote_uncounted,   // group_count count_promoted(): a promoted child is pushed without its add()
     fork_take_back_no_identity,  // fork_stack take_back(item, ...): the newest private entry is taken back without comparing it to item

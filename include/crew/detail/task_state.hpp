@@ -527,6 +527,9 @@ public:
 
     // The phase of the last suspension (the task's thread, after it was resumed; or the runner).
     std::uint64_t phase() const noexcept { return word_.load(std::memory_order_acquire) & phase_mask; }
+    // The generation of the last armed suspension (the shutdown drain resolves it: whatever still
+    // waits ends cancelled, by the same resolve() CAS a canceller makes). acquire: as phase().
+    std::uint64_t generation() const noexcept { return word_.load(std::memory_order_acquire) & gen_mask; }
     bool cancel_requested() const noexcept {
         return (word_.load(std::memory_order_acquire) & cancel_requested_bit) != 0;
     }

@@ -69,6 +69,11 @@ inline constexpr std::uint32_t max_inline_runs = 8;
 // otherwise. Saved and restored: destroying a root may drop join handles of other tasks.
 inline constinit thread_local async_task* deferred_root __attribute__((tls_model("initial-exec"))) = nullptr;
 
+// The task whose frames async_task::shut_down() is destroying on this thread (nullptr otherwise):
+// a primitive's awaiter destroyed at its suspension asks it whether a releaser claimed it
+// (wait_list.hpp, finish_destroyed_cold). Saved and restored.
+inline constinit thread_local async_task* draining_task __attribute__((tls_model("initial-exec"))) = nullptr;
+
 class async_task : public task {
 public:
     using susp_word = suspension_word<>;

@@ -1,14 +1,14 @@
 // crew/async/detail/wait_list.hpp -- what channel, async_mutex and event share: FIFO lists of
-// suspended coroutine tasks, on the waiter protocol of waiter.hpp, and the reference-counted state
-// block that lets a waiter outlive a racing destruction of its primitive.
+// suspended coroutine tasks, on the waiter protocol of waiter.hpp, and the state block that
+// outlives its primitive while a cancelled waiter may still come back to it ("Lifetime" below).
 //
 // Every primitive keeps its state in one block (`wait_state` plus its own fields; a channel's
 // buffer follows in the same block) from the frame cache (allocate_frame: a per-worker free list,
-// no malloc), guarded by one `wait_lock` (a one-word spin lock: the sections are a few list and
-// buffer operations plus wake claims; session 7, see docs/ASYNC.md). A task that cannot proceed
-// links a `wait_node` (a member of its awaitable, so inside the coroutine frame: no allocation per
-// wait) at the back of a list and arms its waker (prepare_suspend). A releaser pops nodes from the
-// front, writes the node's outcome and CLAIMS the wake (wake_batch::claim, the resolving CAS)
+// no malloc), guarded by one `wait_lock` (a one-word spin lock, wait_lock.hpp: the sections are a
+// few list and buffer operations plus wake claims; session 7, see docs/ASYNC.md). A task that
+// cannot proceed links a `wait_node` (a member of its awaitable, so inside the coroutine frame: no
+// allocation per wait) at the back of a list and arms its waker (prepare_suspend). A releaser pops
+// nodes from the front, writes the node's outcome and CLAIMS the wake (wake_batch::claim, the resolving CAS)
 // WHILE HOLDING THE LOCK; the claimed tasks are queued through the scheduler after the lock is
 // released (session 9: before, the holder queued them, and possibly futex-woke a parked worker,
 // inside the critical section, so at 2 workers the other worker spun on the lock behind a
@@ -22,15 +22,20 @@
 // node (in its frame) is alive for as long as the releaser holds the lock. After a successful
 // claim the node is no longer touched by the releaser; the task cannot run until it is queued.
 //
-// Lifetime. The primitive holds one reference on its state block, and every awaiter that suspended
-// holds one from its suspension until it is finished with the primitive (await_resume, or its
-// destructor when a pool shutdown destroys the suspended frame). So a task resumed by cancellation
-// may take the lock even if the primitive was destroyed meanwhile, and the last holder frees the
-// block. The count is an atomic, not guarded by the lock, so a woken awaiter drops its reference
-// without locking.
+// Lifetime (session 15). The block outlives its primitive while a suspended awaiter may still
+// come back to it: only a CANCELLED awaiter does (await_resume, or its destructor when a pool
+// shutdown destroys the suspended frame, unlinks its node under the lock). A signaled awaiter never
+// touches the block again: its releaser unlinked the node. So the lock word counts the awaiters
+// that may come back (wait_lock: bit 0 the lock, the rest the count, changed only by the lock's
+// holder): suspend_on adds one; a releaser whose claim succeeds drops the node's one, under the
+// lock, in the same critical section (wake_batch::claim); a cancelled awaiter drops its own when
+// it unlinks. No RMW beyond the lock's own: before session 15 every suspension took a reference
+// (fetch_add) and every resumed awaiter dropped it (fetch_sub), signaled or not. The primitive's
+// destructor frees the block at once when the word is 0 (unlocked, nobody counted: idle()), else
+// it wakes everyone under the lock and frees the block if nobody is left counted, or marks it
+// orphaned: the last counted awaiter frees it then, after its unlock.
 #pragma once
 
-#include <atomic>
 #include <cassert>
 #include <coroutine>
 #include <cstddef>
@@ -39,31 +44,12 @@
 #include <type_traits>
 #include <utility>
 
+#include "crew/async/detail/wait_lock.hpp"
 #include "crew/async/detail/waiter.hpp"
 #include "crew/detail/async_schedule.hpp"
 #include "crew/detail/atomics.hpp"
 
 namespace crew::detail {
-
-// The lock of a primitive's state (BasicLockable, so std::lock_guard / std::unique_lock work). A
-// one-word spin lock: uncontended, lock() is one exchange and unlock() a plain store (std::mutex
-// costs a locked instruction for each, and two calls). A contended lock() spins with pauses, then
-// yields the thread (lock_cold, src/async/primitives.cpp): a holder only moves list nodes and
-// values and claims wakes (wake_batch: the queuing comes after unlock), it never waits for anything
-// or makes a system call while holding it.
-class wait_lock {
-public:
-    void lock() noexcept {
-        // acquire: pairs with unlock()'s release store (what the previous holder wrote).
-        if (locked_.exchange(true, std::memory_order_acquire)) [[unlikely]] lock_cold();
-    }
-    // release: pairs with the acquire exchange of the next lock().
-    void unlock() noexcept { locked_.store(false, std::memory_order_release); }
-
-private:
-    void lock_cold() noexcept;
-    std_atomics::atomic<bool> locked_{false};
-};
 
 // One suspended task on a primitive's list (lives in the awaitable). The links and flags are
 // guarded by the owning state's lock; the outcome fields of derived nodes are written by the
@@ -74,6 +60,7 @@ struct wait_node {
     wait_node* next = nullptr;
     bool linked = false;     // on the list
     bool abandoned = false;  // woken by the primitive's destructor (event, async_mutex)
+    bool counted = false;    // counted in the lock word: may come back to the block (see "Lifetime")
     waker w;
 };
 
@@ -118,23 +105,13 @@ private:
 };
 
 // The part of every primitive's block that the wait protocol needs. Primitives derive their state
-// from it, make it with new_wait_state and free it through drop_ref / destroy_wait_state (virtual
-// destructor: one path for all kinds).
+// from it, make it with new_wait_state and free it through destroy_wait_state (virtual destructor:
+// one path for all kinds).
 struct wait_state {
     virtual ~wait_state() = default;
-    wait_lock lock;
-    std::atomic<std::size_t> refs{1};  // the primitive + every awaiter between suspension and finish
+    wait_lock lock;                    // and the count of awaiters that may come back ("Lifetime")
+    bool orphaned = false;             // guarded by lock: the primitive is gone; the last counted awaiter frees
     std::size_t block_size = 0;        // the bytes allocate_frame gave (new_wait_state)
-
-    // relaxed: the caller holds a reference (the primitive, while its member runs), so the count is
-    // above zero and nobody frees concurrently; nothing is published (as std::shared_ptr).
-    void add_ref() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
-
-    // The primitive's destructor: is it the only holder? Then no awaiter is suspended on the block
-    // (a suspended one holds a reference until it is finished with the block) and nobody else can
-    // touch it: the primitive may free it without locking. acquire: pairs with the release half
-    // of the finished awaiters' drop_ref (their last uses of the block happen before the free).
-    bool sole_holder() const noexcept { return refs.load(std::memory_order_acquire) == 1; }
 };
 
 // A state block of `size` bytes (at least sizeof(S): a channel's buffer follows the state) from
@@ -148,17 +125,20 @@ S* new_wait_state(std::size_t size, A&&... args) {
     return s;
 }
 
-// Destroy the state and give its block back (the last reference, or a sole holder).
+// Destroy the state and give its block back (nobody else can touch it any more).
 inline void destroy_wait_state(wait_state* s) noexcept {
     const std::size_t size = s->block_size;
     s->~wait_state();
     free_frame(s, size);
 }
 
-// Drop one reference; the last frees the block. acq_rel: release so every holder's uses happen
-// before the free, acquire so the freeing thread sees them (partner: the other holders' drops).
-inline void drop_ref(wait_state* s) noexcept {
-    if (s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_wait_state(s);
+// The end of a primitive's destructor that found its block not idle, under the lock, after it woke
+// every waiter: true when nobody is left counted (the caller frees the block after unlocking);
+// else the block is orphaned and the last counted awaiter frees it (finish_suspension).
+inline bool orphan_locked(wait_state& s) noexcept {
+    if (s.lock.waiters() == 0) return true;
+    s.orphaned = true;
+    return false;
 }
 
 // How an awaitable's co_await went (written in await_suspend, read in await_resume/destructor).
@@ -180,7 +160,8 @@ inline bool suspend_on(wait_state& s, wait_list& list, wait_node& n, std::corout
         return false;
     }
     list.push_back(n);
-    s.add_ref();
+    s.lock.add_waiter();  // under the lock: no RMW ("Lifetime")
+    n.counted = true;
     mode = wait_mode::suspended;
     return true;
 }
@@ -207,19 +188,29 @@ class wake_batch {
 public:
     static constexpr std::size_t capacity = 8;
 
-    wake_batch() noexcept = default;
+    explicit wake_batch(wait_state& s) noexcept : state_(s) {}
     ~wake_batch() {
         for (std::size_t i = 0; i < n_; ++i) tasks_[i]->wake_by_val(async_wake::wake);
     }
     wake_batch(const wake_batch&) = delete;
     wake_batch& operator=(const wake_batch&) = delete;
 
-    // Under the lock: wake the task of a popped node (queued when the batch is destroyed). False:
-    // cancellation won (nothing will be queued; the caller takes back whatever it put into the
-    // node, still under the lock).
+    // Under the lock: wake the task of a popped node (queued when the batch is destroyed) and drop
+    // the node's count (a signaled awaiter never comes back to the block, "Lifetime"). False:
+    // cancellation won (nothing will be queued; the node stays counted: its task comes back to
+    // unlink; the caller takes back whatever it put into the node, still under the lock).
     bool claim(wait_node& n) noexcept {
+        // Uncounted BEFORE the claim: after a successful claim the node is not ours to touch (a
+        // shutdown may destroy the frame at once: finish_destroyed_cold). Failed: counted again (the
+        // node is alive: its cancelled task unlinks it under this lock).
+        n.counted = false;
         async_task* t = n.w.claim();
-        if (t == nullptr) return false;
+        if (t == nullptr) {
+            n.counted = true;
+            return false;
+        }
+        // The block's count: never the last (the primitive is alive, or orphan_locked follows).
+        (void)state_.lock.drop_waiter();
         if (n_ < capacity) [[likely]]
             tasks_[n_++] = t;
         else
@@ -230,6 +221,7 @@ public:
     std::size_t pending() const noexcept { return n_; }
 
 private:
+    wait_state& state_;
     async_task* tasks_[capacity];
     std::size_t n_ = 0;
 };
@@ -243,18 +235,37 @@ inline bool complete_ready(std::coroutine_handle<> h, wait_mode& mode) noexcept 
 }
 
 // The end of a suspension, in await_resume (or the awaiter's destructor when a shutdown destroys
-// the suspended frame). True: cancellation ended it (the caller throws). Either way the node is off
-// the list and the reference dropped afterwards; a signaled node was unlinked by its releaser.
+// the suspended frame). True: cancellation ended it (the caller throws). Signaled: nothing to do,
+// the releaser unlinked the node and dropped its count ("Lifetime"); the block may be gone already.
+// Cancelled (or destroyed): unlink the node under the lock if no releaser popped it, drop its count
+// if a releaser's claim did not, and free an orphaned block when that was the last count.
 inline bool finish_suspension(wait_state* s, wait_list& list, wait_node& n, wait_mode& mode, bool cancelled) noexcept {
     if (mode != wait_mode::suspended) return false;
     mode = wait_mode::finished;
     if (cancelled) {
-        std::lock_guard g(s->lock);
+        bool last = false;
+        s->lock.lock();
         if (n.linked) list.remove(n);  // else a releaser popped it and its wake() failed
         n.w.reset();
+        if (n.counted) {  // a shutdown may destroy a frame whose node was claimed: not counted then
+            n.counted = false;
+            last = s->lock.drop_waiter() == 0 && s->orphaned;
+        }
+        s->lock.unlock();  // the last touch, unless `last`: then nobody else can reach the block
+        if (last) destroy_wait_state(s);
     }
-    drop_ref(s);
     return cancelled;
+}
+
+// An awaiter destroyed at its suspension (only the pool's shutdown drain does that, inside
+// async_task::shut_down, which settled the suspension first): claimed by a releaser (signaled), its
+// count is gone and the block may be too: touch nothing; else finish it as a cancelled one.
+// Out of line: the destructors call it only for a suspended awaiter (`mode == suspended`).
+[[gnu::noinline]] inline void finish_destroyed_cold(wait_state* s, wait_list& list, wait_node& n,
+                                                    wait_mode& mode) noexcept {
+    const async_task* t = draining_task;
+    const bool claimed = t != nullptr && t->susp.phase() == async_task::phase_signaled;
+    (void)finish_suspension(s, list, n, mode, !claimed);
 }
 
 // In await_resume after a suspension: did cancellation end it?
