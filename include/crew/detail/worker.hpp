@@ -106,6 +106,8 @@ public:
     worker& operator=(const worker&) = delete;
 
     registry& owner() const noexcept { return owner_; }
+    // The pool has no other worker (set when the loop starts; read on this worker's thread).
+    bool alone() const noexcept { return alone_; }
     unsigned index() const noexcept { return index_; }
     task_cache& cache() noexcept { return cache_; }
     const worker_counters& counters() const noexcept { return counters_; }
@@ -282,6 +284,9 @@ private:
     void note_park_begin() noexcept;
     void note_park_end() noexcept;
     task* note_injected(task* t) noexcept;
+    task* take_injected();
+    // At most this many tasks per injector visit of take_injected (half the ring, as a steal).
+    static constexpr std::size_t injector_batch = 128;
     std::uint64_t next_random() noexcept;
     task* injector_tick_cold();
     std::int64_t retune_interval_cold() noexcept;  // returns the clock it read
