@@ -316,7 +316,7 @@ unsigned async_task_list::shard_of_caller() noexcept {
 }
 
 // The caller is the only worker of this list's pool (see task_list.hpp, the lone shard).
-bool async_task_list::lone_caller() const noexcept {
+[[gnu::always_inline]] inline bool async_task_list::lone_caller() const noexcept {
     worker* w = current_worker;
     return w != nullptr && w->alone() && &w->owner().async_tasks() == this;
 }
