@@ -147,35 +147,12 @@ task* worker::find_task() {
     }
     if (task* t = find_async_local()) return t;
     if (task* t = steal_round()) return t;
-    return take_injected();
-}
-
-// The injector's oldest task, and with it (session 16) up to injector_batch - 1 coroutine tasks
-// queued right behind it, moved into this worker's ring in the same lock acquisition (Tokio takes
-// a batch from its inject queue the same way): a burst that overflowed a ring (spawn_many_local's
-// 10,000 spawns, ping_pong's 1,000) comes back a batch per lock instead of one lock per task.
-// find_task gets here only with this worker's LIFO slot and ring empty (the owner's view is exact:
-// thieves only take), so the batch fits without an overflow. Plain tasks stay in the injector
-// (the batch stops at the first), so fork-join work never runs as a ring entry. Each moved task
-// is counted and traced as an injector pop here, where the worker takes it; its run is counted
-// when the ring gives it (start_async). With other workers, one hinted notify spreads the batch.
-task* worker::take_injected() {
-    auto& injector = owner_.injector();
-    if (injector.empty_hint()) return nullptr;
-    const std::size_t want = std::min<std::size_t>(injector_batch, injector.size_hint() / owner_.size() + 1);
-    task* batch[injector_batch];
-    const std::size_t n = injector.pop_batch(batch, want, [](task* t) { return is_async_task(t); });
-    if (n == 0) return nullptr;
-    for (std::size_t i = 1; i < n; ++i) {
-        worker_counters::bump(counters_.injector_pops);
-        trace::injector_pop(trace_);
-        note_started(*this, batch[i]);
-        push_async_quiet(batch[i]);
+    if (task* t = owner_.injector().pop()) {
+        begin_async_run();  // it may be a coroutine task: a fresh budget
+        lifo_runs_ = 0;
+        return note_injected(t);
     }
-    if (n > 1 && !alone_) lot_.notify_one_hinted();
-    begin_async_run();  // it may be a coroutine task: a fresh budget
-    lifo_runs_ = 0;
-    return note_injected(batch[0]);
+    return nullptr;
 }
 
 // The interval is up: retune it, then look at the injector first, then at a stuck worker's ring.

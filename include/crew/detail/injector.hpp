@@ -84,26 +84,6 @@ public:
         return item;
     }
 
-    // The oldest item and up to max - 1 of those right behind it, while `more(item)` holds, under
-    // ONE lock acquisition (a worker refilling its empty ring, worker::take_injected); written to
-    // out[0..n), oldest first. Returns n (0: empty). max >= 1.
-    template <class Pred>
-    std::size_t pop_batch(T** out, std::size_t max, Pred&& more) {
-        if (empty_hint()) return 0;
-        std::lock_guard lock(mutex_);
-        std::size_t n = 0;
-        T* item = head_;
-        while (item != nullptr && n < max && (n == 0 || more(item))) {
-            out[n++] = item;
-            item = item->next;
-        }
-        if (n == 0) return 0;
-        head_ = item;
-        if (head_ == nullptr) tail_ = nullptr;
-        length_.store(length_.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);  // as pop()
-        return n;
-    }
-
     bool empty_hint() const noexcept { return length_.load(std::memory_order_acquire) == 0; }
     std::size_t size_hint() const noexcept { return length_.load(std::memory_order_relaxed); }
 

@@ -284,9 +284,6 @@ private:
     void note_park_begin() noexcept;
     void note_park_end() noexcept;
     task* note_injected(task* t) noexcept;
-    task* take_injected();
-    // At most this many tasks per injector visit of take_injected (half the ring, as a steal).
-    static constexpr std::size_t injector_batch = 128;
     std::uint64_t next_random() noexcept;
     task* injector_tick_cold();
     std::int64_t retune_interval_cold() noexcept;  // returns the clock it read
