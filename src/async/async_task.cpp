@@ -315,7 +315,30 @@ unsigned async_task_list::shard_of_caller() noexcept {
     return w == nullptr ? 0 : w->index() % shard_count;
 }
 
+// The caller is the only worker of this list's pool (see task_list.hpp, the lone shard).
+[[gnu::always_inline]] inline bool async_task_list::lone_caller() const noexcept {
+    worker* w = current_worker;
+    return w != nullptr && w->alone() && &w->owner().async_tasks() == this;
+}
+
+void async_task_list::link(shard& s, unsigned i, async_task* t) noexcept {
+    t->list_prev = nullptr;
+    t->list_next = s.head;
+    if (s.head != nullptr) s.head->list_prev = t;
+    s.head = t;
+    t->list_shard = static_cast<std::uint8_t>(i);
+    t->listed = true;
+}
+
 bool async_task_list::add(async_task* t) noexcept {
+    if (lone_caller()) {
+        // No lock: only this thread touches the lone shard while the pool runs (task_list.hpp);
+        // `closed` is set by the drain, after this thread was joined.
+        shard& s = shards_[lone_shard];
+        if (s.closed) return false;
+        link(s, lone_shard, t);
+        return true;
+    }
     const unsigned i = shard_of_caller();
     shard& s = shards_[i];
     s.lock();
@@ -323,12 +346,7 @@ bool async_task_list::add(async_task* t) noexcept {
         s.unlock();
         return false;
     }
-    t->list_prev = nullptr;
-    t->list_next = s.head;
-    if (s.head != nullptr) s.head->list_prev = t;
-    s.head = t;
-    t->list_shard = static_cast<std::uint8_t>(i);
-    t->listed = true;
+    link(s, i, t);
     s.unlock();
     return true;
 }
@@ -344,6 +362,10 @@ void async_task_list::remove(async_task* t) noexcept {
     // list_shard was written before the task was queued (the queue hand-off orders it) or, by
     // migrate(), on the thread that calls remove() next.
     shard& s = shards_[t->list_shard];
+    if (t->list_shard == lone_shard) {  // the lone worker's, or the drain's: no lock (task_list.hpp)
+        if (t->listed) unlink(s, t);
+        return;
+    }
     s.lock();
     if (t->listed) unlink(s, t);
     s.unlock();

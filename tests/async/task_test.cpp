@@ -338,6 +338,113 @@ TEST_P(task_test, yield_now_interleaves_and_is_a_cancellation_point) {
     EXPECT_THROW(b.get(), crew::cancelled_error);
 }
 
+// Session 16: a burst of spawns overflows the spawner's ring into the injector; every task that
+// suspends is linked into the live-task list (at one worker: the lone shard, without its lock).
+// Each child suspends on an event, a third of them is cancelled while it waits, the rest are
+// released by the event: every child runs once and ends the way it should.
+TEST_P(task_test, a_burst_through_the_injector_runs_each_task_once) {
+    crew_test::watchdog dog(120s);
+    constexpr int n = 3000;
+    std::atomic<long> started{0}, finished{0};
+    auto child = [](crew::event& e, std::atomic<long>& started, std::atomic<long>& finished,
+                    int i) -> crew::task<int> {
+        started.fetch_add(1, std::memory_order_relaxed);
+        co_await e.wait();
+        finished.fetch_add(1, std::memory_order_relaxed);
+        co_return i;
+    };
+    auto parent = [&](crew::event& e) -> crew::task<long> {
+        std::vector<crew::join_handle<int>> hs;
+        hs.reserve(n);
+        for (int i = 0; i < n; ++i) hs.push_back(crew::spawn(child(e, started, finished, i)));
+        while (started.load(std::memory_order_relaxed) < n) co_await crew::yield_now();
+        for (int i = 0; i < n; i += 3) hs[static_cast<std::size_t>(i)].cancel();
+        e.set();
+        long sum = 0;
+        for (int i = 0; i < n; ++i) {
+            try {
+                sum += co_await std::move(hs[static_cast<std::size_t>(i)]);
+                EXPECT_NE(i % 3, 0) << i;
+            } catch (const crew::cancelled_error&) {
+                EXPECT_EQ(i % 3, 0) << i;
+            }
+        }
+        co_return sum;
+    };
+    for (int round = 0; round < 3; ++round) {
+        started.store(0);
+        finished.store(0);
+        crew::event e;
+        long expected = 0;
+        for (int i = 0; i < n; ++i)
+            if (i % 3 != 0) expected += i;
+        EXPECT_EQ(pool().block_on(parent(e)), expected);
+        EXPECT_EQ(started.load(), n);
+        EXPECT_EQ(finished.load(), n - (n + 2) / 3);
+    }
+}
+
+// A task moves between a pool of one worker (whose own tasks sit in the lone shard of the
+// live-task list) and this pool (any size) and back, suspending on each side; a task that
+// migrates INTO the one-worker pool is linked by the other pool's worker, in a locked shard.
+// Then the one-worker pool is destroyed while tasks of both kinds still wait: its drain frees
+// them (their coroutine locals are destroyed).
+TEST_P(task_test, one_worker_pools_live_list_with_migrations_and_a_drain) {
+    crew_test::watchdog dog(60s);
+    std::atomic<int> destroyed{0}, parked{0};
+    struct counted {
+        std::atomic<int>* n;
+        ~counted() { n->fetch_add(1); }
+    };
+    crew::event never;  // outlives `lone`: its waiters are freed by the drain, never woken
+    {
+        crew::pool lone(1);
+        auto hop = [](crew::pool& a, crew::pool& b) -> crew::task<std::size_t> {
+            oneshot_event e1;
+            co_await crew::schedule_on(a);
+            auto h1 = crew::spawn([](oneshot_event& e) -> crew::task<void> {
+                e.set();
+                co_return;
+            }(e1));
+            co_await e1.wait();  // suspended (linked) on `a`
+            co_await h1;
+            const std::size_t on_a = crew::current_pool_size();
+            co_await crew::schedule_on(b);
+            oneshot_event e2;
+            auto h2 = crew::spawn([](oneshot_event& e) -> crew::task<void> {
+                e.set();
+                co_return;
+            }(e2));
+            co_await e2.wait();  // suspended on `b`
+            co_await h2;
+            co_return on_a * 100 + crew::current_pool_size();
+        };
+        // this pool -> lone -> this pool, and lone -> this pool -> lone.
+        EXPECT_EQ(pool().block_on(hop(lone, pool())), 100 + pool().size());
+        EXPECT_EQ(lone.block_on(hop(pool(), lone)), pool().size() * 100 + 1);
+        // Left waiting at the pool's end: spawned on `lone` (its lone shard), and migrated into it.
+        std::vector<crew::join_handle<void>> hs;
+        for (int i = 0; i < 20; ++i) {
+            hs.push_back(lone.spawn([](crew::event& e, std::atomic<int>& d, std::atomic<int>& p) -> crew::task<void> {
+                counted c{&d};
+                p.fetch_add(1);
+                co_await e.wait();
+            }(never, destroyed, parked)));
+            hs.push_back(pool().spawn(
+                [](crew::pool& to, crew::event& e, std::atomic<int>& d, std::atomic<int>& p) -> crew::task<void> {
+                    counted c{&d};
+                    co_await crew::schedule_on(to);
+                    p.fetch_add(1);
+                    co_await e.wait();
+                }(lone, never, destroyed, parked)));
+        }
+        while (parked.load() < 40) std::this_thread::sleep_for(1ms);
+        for (auto& h : hs) h = {};  // detach
+        // `lone` shuts down here: every waiting task is drained and its frame destroyed.
+    }
+    EXPECT_EQ(destroyed.load(), 40);
+}
+
 TEST_P(task_test, schedule_on_moves_to_another_pool) {
     crew_test::watchdog dog(60s);
     crew::pool other(3);

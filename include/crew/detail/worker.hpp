@@ -106,6 +106,8 @@ public:
     worker& operator=(const worker&) = delete;
 
     registry& owner() const noexcept { return owner_; }
+    // The pool has no other worker (set when the loop starts; read on this worker's thread).
+    bool alone() const noexcept { return alone_; }
     unsigned index() const noexcept { return index_; }
     task_cache& cache() noexcept { return cache_; }
     const worker_counters& counters() const noexcept { return counters_; }

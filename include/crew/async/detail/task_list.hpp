@@ -11,6 +11,17 @@
 // unlinks it there. With one shard per worker the lock is almost never contended, and costs one
 // uncontended RMW per add and per remove (the former single std::mutex cost two RMWs each and
 // bounced its line between every spawning and completing core).
+//
+// A pool of ONE worker (session 16): that worker links and unlinks its tasks in one more shard,
+// the lone shard, without taking its lock (no RMW at all). Confinement: only the lone worker
+// touches the lone shard's links while the pool runs. add() picks it only on the pool's own
+// worker (a migrate() into this pool, from another pool's worker, takes a locked shard); remove()
+// of a task in it runs where its completion or migrate() runs, and a task of this pool completes
+// or migrates only inside a run of it, which happens on this pool's worker: the one exception, a
+// run another pool's worker claimed inline (async_task::run_inline), gives the run back without
+// running the coroutine, and can complete it only as cancelled, which the shutdown drain sets
+// after it unlinked the task (that remove reads `listed` false, ordered by the state word's RMWs,
+// and writes nothing). The drain runs after the worker thread was joined.
 // Defined in src/async/async_task.cpp.
 #pragma once
 
@@ -26,6 +37,7 @@ class async_task;
 class async_task_list {
 public:
     static constexpr unsigned shard_count = 16;
+    static constexpr unsigned lone_shard = shard_count;  // the lone worker's (see above)
 
     async_task_list() = default;
     async_task_list(const async_task_list&) = delete;
@@ -48,9 +60,11 @@ private:
         void unlock() noexcept;
     };
     static unsigned shard_of_caller() noexcept;
+    bool lone_caller() const noexcept;
+    static void link(shard& s, unsigned i, async_task* t) noexcept;
     void unlink(shard& s, async_task* t) noexcept;
 
-    shard shards_[shard_count];
+    shard shards_[shard_count + 1];  // the last: the lone shard
 };
 
 }  // namespace crew::detail
