@@ -181,14 +181,16 @@ template <class F, class G>
 // every pool, it runs on the default pool.
 template <class F, class G>
 detail::join_result_t<F, G> join(F&& f, G&& g) {
-    if constexpr (detail::ws_hookable<F, G>)  // crew::workspan measuring (detail/workspan_hooks.hpp)
-        if (detail::workspan_active()) [[unlikely]]
-            return detail::cold_call([fa = detail::cold_arg<F>{f}, &g]() mutable -> detail::join_result_t<F, G> {
-                return detail::workspan_fork<F, G>([](auto&&... b) { return join(std::move(b)...); }, fa.get(), g);
-            });
-    if (detail::worker* w = detail::current_worker) [[likely]]
+    // One thread-local word: this thread's worker when no crew::workspan strand is measured here
+    // (detail/thread_state.hpp). Measuring, or outside every pool: the cold path.
+    if (detail::worker* w = detail::fork_worker) [[likely]]
         return detail::join_on<F, G>(*w, f, g);
     return detail::cold_call([fa = detail::cold_arg<F>{f}, &g]() mutable -> detail::join_result_t<F, G> {
+        if constexpr (detail::ws_hookable<F, G>)  // crew::workspan measuring (detail/workspan_hooks.hpp)
+            if (detail::workspan_active())
+                return detail::workspan_fork<F, G>([](auto&&... b) { return join(std::move(b)...); }, fa.get(), g);
+        if (detail::worker* w = detail::current_worker)  // a measured strand, callables already wrapped
+            return detail::join_on<F, G>(*w, fa.get(), g);
         return default_pool().run([&] { return detail::join_on<F, G>(*detail::current_worker, fa.get(), g); });
     });
 }
