@@ -189,8 +189,10 @@ detail::join_result_t<F, G> join(F&& f, G&& g) {
         if constexpr (detail::ws_hookable<F, G>)  // crew::workspan measuring (detail/workspan_hooks.hpp)
             if (detail::workspan_active())
                 return detail::workspan_fork<F, G>([](auto&&... b) { return join(std::move(b)...); }, fa.get(), g);
-        if (detail::worker* w = detail::current_worker)  // a measured strand, callables already wrapped
-            return detail::join_on<F, G>(*w, fa.get(), g);
+        // Outside every pool. (A worker whose word is nullptr is measuring; its wrapped callables
+        // are forked with the strand paused, when the word is the worker again. Were it otherwise,
+        // run() would call the lambda directly on a worker of the default pool.) One inlined copy
+        // of join_on here: a second made g++ stop inlining a recursive caller into join.
         return default_pool().run([&] { return detail::join_on<F, G>(*detail::current_worker, fa.get(), g); });
     });
 }
