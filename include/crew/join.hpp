@@ -191,8 +191,9 @@ detail::join_result_t<F, G> join(F&& f, G&& g) {
                 return detail::workspan_fork<F, G>([](auto&&... b) { return join(std::move(b)...); }, fa.get(), g);
         // Outside every pool. (A worker whose word is nullptr is measuring; its wrapped callables
         // are forked with the strand paused, when the word is the worker again. Were it otherwise,
-        // run() would call the lambda directly on a worker of the default pool.) One inlined copy
-        // of join_on here: a second made g++ stop inlining a recursive caller into join.
+        // the join would still run: directly on a default-pool worker, or through the default
+        // pool.) One inlined copy of join_on here: a second made g++ stop inlining a recursive
+        // caller into join (docs/BENCHMARKS.md, session 16).
         return default_pool().run([&] { return detail::join_on<F, G>(*detail::current_worker, fa.get(), g); });
     });
 }
