@@ -16,7 +16,11 @@
 // a balanced tree); `./drv 100000 t` and `./drv 1000000 t`: per node = (difference) / 900000;
 // `u` in place of `t`: the same walk without forks, for the per-node overhead (t - u).
 // Session 15 (docs/BENCHMARKS.md): the same commands with clang++ in place of g++.
+// Session 16: `b` builds the tree and walks nothing (the serial walk's own instructions per node
+// are u - b); `v` is `t` with a and b declared after the leaf tests. A third argument R times R
+// walks of t/u/v and prints ns per node after each (e.g. `chrt -f 10 ./drv 10000000 t 5`).
 #include <crew/crew.hpp>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -69,6 +73,14 @@ std::int64_t tree_sum(const node* n) {
     crew::join([&] { a = tree_sum(n->left); }, [&] { b = tree_sum(n->right); });
     return n->value + a + b;
 }
+std::int64_t tree_sum_late(const node* n) {  // `v`: a and b declared where the join needs them
+    if (n->left == nullptr && n->right == nullptr) return n->value;
+    if (n->left == nullptr) return n->value + tree_sum_late(n->right);
+    if (n->right == nullptr) return n->value + tree_sum_late(n->left);
+    std::int64_t a = 0, b = 0;
+    crew::join([&] { a = tree_sum_late(n->left); }, [&] { b = tree_sum_late(n->right); });
+    return n->value + a + b;
+}
 std::int64_t tree_sum_serial(const node* n) {  // `u`: the same walk without forks (the baseline)
     if (n->left == nullptr && n->right == nullptr) return n->value;
     if (n->left == nullptr) return n->value + tree_sum_serial(n->right);
@@ -77,17 +89,25 @@ std::int64_t tree_sum_serial(const node* n) {  // `u`: the same walk without for
 }
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: drv <fib n> | drv <skynet size> s|g | drv <tree nodes> t\n");
+        std::fprintf(stderr, "usage: drv <fib n> | drv <skynet size> s|g | drv <tree nodes> t|u|v|b [reps]\n");
         return 2;
     }
     const long n = std::atol(argv[1]);
     crew::pool p(1);
-    if (argc > 2 && (argv[2][0] == 't' || argv[2][0] == 'u')) {
+    if (argc > 2 && (argv[2][0] == 't' || argv[2][0] == 'u' || argv[2][0] == 'v' || argv[2][0] == 'b')) {
         std::vector<node> nodes(static_cast<std::size_t>(n));
         std::size_t next = 0;
         const node* root = build(nodes, nodes.size(), next);
-        const bool forks = argv[2][0] == 't';
-        std::printf("%ld\n", static_cast<long>(p.run([&] { return forks ? tree_sum(root) : tree_sum_serial(root); })));
+        const char k = argv[2][0];
+        const int reps = argc > 3 ? std::atoi(argv[3]) : 1;
+        for (int r = 0; r < reps; ++r) {
+            const auto t0 = std::chrono::steady_clock::now();
+            const long s = static_cast<long>(p.run([&] {
+                return k == 'b' ? 0L : k == 't' ? tree_sum(root) : k == 'v' ? tree_sum_late(root) : tree_sum_serial(root);
+            }));
+            const auto t1 = std::chrono::steady_clock::now();
+            std::printf("%ld %.3f ns/node\n", s, std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(n));
+        }
     } else if (argc > 2 && argv[2][0] == 'g') std::printf("%ld\n", p.run([&] { return sky_group(0, n); }));
     else if (argc > 2) std::printf("%ld\n", p.run([&] { return sky(0, n); }));
     else std::printf("%ld\n", p.run([&] { return fib(static_cast<int>(n)); }));

@@ -110,7 +110,7 @@ void fork_parent() { default_mutex.unlock(); }
 // are abandoned: the default pool starts afresh on first use; explicit pools refuse work
 // (registry::forked_away); and if the forking thread was a worker, it is not one in the child.
 void fork_child() {
-    detail::current_worker = nullptr;
+    detail::set_current_worker(nullptr);
     detail::note_fork_in_child();
     // relaxed: the child is single-threaded until it starts a new pool.
     if (pool* old = default_instance.load(std::memory_order_relaxed)) {

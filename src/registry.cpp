@@ -77,12 +77,12 @@ void registry::thread_entry(void* arg) noexcept {
     if (!owner.pin_cpus_.empty()) (void)os::pin_current_thread(owner.pin_cpus_[index % owner.pin_cpus_.size()]);
     // acquire: pairs with open_start_gate()'s release store.
     while (owner.start_gate_.load(std::memory_order_acquire) == 0) std_atomics::wait(owner.start_gate_, 0);
-    current_worker = self;
+    set_current_worker(self);
     owner.run_hook(owner.config_.on_thread_start, index, "an on_thread_start hook");
     self->run_loop();
     // Out of the pool before the stop hook: work it submits here must not land on a deque that
     // nobody will run again.
-    current_worker = nullptr;
+    set_current_worker(nullptr);
     owner.run_hook(owner.config_.on_thread_stop, index, "an on_thread_stop hook");
 }
 

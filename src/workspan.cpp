@@ -38,7 +38,8 @@ std::atomic<std::size_t> ws_groups_count{0};
 
 // One empty segment, many times: what the clock reads at its ends add to it.
 std::int64_t calibrate_overhead(bool cpu) {
-    ws_strand* const saved = std::exchange(ws_current, nullptr);
+    ws_strand* const saved = ws_current;
+    set_ws_current(nullptr);
     ws_cpu_clock.store(cpu, std::memory_order_relaxed);
     ws_overhead_ns.store(0, std::memory_order_relaxed);
     // The median: an interrupt or a preemption inside one of them must not move the calibration.
@@ -48,7 +49,7 @@ std::int64_t calibrate_overhead(bool cpu) {
         { ws_strand_scope scope(s); }
         sample = s.work;
     }
-    ws_current = saved;
+    set_ws_current(saved);
     std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
     return samples[samples.size() / 2];
 }
@@ -56,7 +57,8 @@ std::int64_t calibrate_overhead(bool cpu) {
 // Plain fork points, many times, on a private 1-worker pool: the ns per empty join and per empty
 // task_group child (run + its share of the wait).
 void calibrate_fork_costs() {
-    ws_strand* const saved = std::exchange(ws_current, nullptr);
+    ws_strand* const saved = ws_current;
+    set_ws_current(nullptr);
     constexpr int n = 20000;
     pool p(1);
     std::int64_t best_join = INT64_MAX, best_spawn = INT64_MAX;
@@ -75,13 +77,14 @@ void calibrate_fork_costs() {
     });
     ws_join_ns.store(best_join, std::memory_order_relaxed);
     ws_spawn_ns.store(best_spawn, std::memory_order_relaxed);
-    ws_current = saved;
+    set_ws_current(saved);
 }
 
 // The time from pushing a join's second half to a thief starting it, while the thief is searching:
 // the median over a few rounds on a private 2-worker pool.
 std::int64_t calibrate_steal_cost() {
-    ws_strand* const saved = std::exchange(ws_current, nullptr);
+    ws_strand* const saved = ws_current;
+    set_ws_current(nullptr);
     std::vector<std::int64_t> samples;
     {
         pool p(2);
@@ -105,7 +108,7 @@ std::int64_t calibrate_steal_cost() {
             }
         });
     }
-    ws_current = saved;
+    set_ws_current(saved);
     // The least: on a loaded machine the thief's thread is often not even scheduled (or parked and
     // slow to wake); the fastest round is what a steal costs when a thief is there to take the work.
     return samples.empty() ? 0 : *std::min_element(samples.begin(), samples.end());
@@ -189,14 +192,14 @@ void fold_group(ws_strand& s, const ws_group_record& r) noexcept {
 task_group_status workspan_group_wait(task_group& g) {
     ws_strand* const parent = ws_current;
     ws_strand_scope::close(*parent, ws_now());
-    ws_current = nullptr;  // paused: the plain wait runs, and what it helps with is not ours
+    set_ws_current(nullptr);  // paused: the plain wait runs, and what it helps with is not ours
     struct resume {
         ws_strand* p;
         const task_group* g;
         ~resume() {
             // The children finished (wait returned or threw after waiting for all of them).
             if (std::shared_ptr<ws_group_record> r = take_record(g)) fold_group(*p, *r);
-            ws_current = p;
+            set_ws_current(p);
             p->open = ws_now();
         }
     } resumer{parent, &g};

@@ -342,6 +342,82 @@ TEST_P(workspan_suite, exceptions_inside_a_region) {
     EXPECT_EQ(ws.report().forks, r.forks);
 }
 
+// The word the fork points read first (detail/thread_state.hpp): this thread's worker when no
+// strand is measured here, else nullptr. Checked on every thread a measured and then an unmeasured
+// program ran on: inside measured strands (the thread that opened the region and any thief that
+// ran a branch), after the region on the same threads, in a pool nested in a worker, and outside
+// every pool.
+bool fork_word_right() {
+    using namespace crew::detail;
+    return fork_worker == (ws_current == nullptr ? current_worker : nullptr);
+}
+void check_tree(int depth, std::atomic<int>& wrong, std::atomic<int>& measured_with_word, bool measured) {
+    if (!fork_word_right()) wrong.fetch_add(1, std::memory_order_relaxed);
+    if (measured && crew::detail::fork_worker != nullptr) measured_with_word.fetch_add(1, std::memory_order_relaxed);
+    if (depth == 0) {
+        spin_for(20us);
+        return;
+    }
+    crew::join([&] { check_tree(depth - 1, wrong, measured_with_word, measured); },
+               [&] { check_tree(depth - 1, wrong, measured_with_word, measured); });
+    if (!fork_word_right()) wrong.fetch_add(1, std::memory_order_relaxed);
+}
+
+TEST_P(workspan_suite, fork_word_follows_worker_and_strand) {
+    crew_test::watchdog dog(120s);
+    using crew::detail::current_worker;
+    using crew::detail::fork_worker;
+    EXPECT_EQ(fork_worker, nullptr);  // outside every pool
+    std::atomic<int> wrong{0}, measured_with_word{0};
+    crew::workspan ws(zero_cost);
+    pool().run([&] {
+        EXPECT_NE(fork_worker, nullptr);
+        EXPECT_EQ(fork_worker, current_worker);
+        {
+            auto region = ws.measure();
+            EXPECT_EQ(fork_worker, nullptr);
+            check_tree(6, wrong, measured_with_word, true);
+            crew::fork_join([&] { check_tree(3, wrong, measured_with_word, true); },
+                            [&] { check_tree(3, wrong, measured_with_word, true); },
+                            [&] { check_tree(3, wrong, measured_with_word, true); });
+            crew::task_group g;
+            for (int i = 0; i < 4; ++i) g.run([&] { check_tree(3, wrong, measured_with_word, true); });
+            g.wait();
+            EXPECT_EQ(fork_worker, nullptr);
+        }
+        // The same thread, unmeasured: the word is the worker again, and joins are not counted.
+        EXPECT_EQ(fork_worker, current_worker);
+        const std::uint64_t forks = ws.report().forks;
+        check_tree(6, wrong, measured_with_word, false);
+        crew::task_group g;
+        for (int i = 0; i < 4; ++i) g.run([&] { check_tree(3, wrong, measured_with_word, false); });
+        g.wait();
+        EXPECT_EQ(ws.report().forks, forks);
+        // A pool nested in a worker: its worker's word there, this worker's word back here.
+        crew::detail::worker* const here = current_worker;
+        crew::pool inner(2);
+        inner.run([&] {
+            EXPECT_NE(current_worker, here);
+            EXPECT_EQ(fork_worker, current_worker);
+            check_tree(4, wrong, measured_with_word, false);
+        });
+        EXPECT_EQ(current_worker, here);
+        EXPECT_EQ(fork_worker, here);
+    });
+    EXPECT_EQ(wrong.load(), 0);
+    EXPECT_EQ(measured_with_word.load(), 0);
+    EXPECT_EQ(fork_worker, nullptr);
+    // Measured outside every pool: no word on this thread; the joins run on the default pool.
+    {
+        auto region = ws.measure();
+        EXPECT_EQ(fork_worker, nullptr);
+        check_tree(4, wrong, measured_with_word, true);
+    }
+    EXPECT_EQ(fork_worker, nullptr);
+    EXPECT_EQ(wrong.load(), 0);
+    EXPECT_EQ(measured_with_word.load(), 0);
+}
+
 // A group waited for by its destructor only still folds its children into the region.
 TEST_P(workspan_suite, group_destroyed_without_wait) {
     crew_test::watchdog dog(120s);

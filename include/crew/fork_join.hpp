@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "crew/join.hpp"
+#include "crew/detail/cold.hpp"
 #include "crew/pool.hpp"
 #include "crew/detail/task.hpp"
 #include "crew/detail/worker.hpp"
@@ -122,14 +123,28 @@ fork_join_result_t<F0, F1, Fs...> fork_join_here(worker& w, std::remove_referenc
 template <class... F>
     requires(sizeof...(F) > 0 && (std::invocable<F> && ...))
 detail::fork_join_result_t<F...> fork_join(F&&... fs) {
-    // The rare branches stay inline here (unlike join's cold_call): moving them out of line made
-    // skynet's 10-way fork_join about 12 % slower with g++ 12 (6.8 -> 7.9 ms CPU, session 5).
+    // One thread-local word first, as crew::join (detail/thread_state.hpp); then measuring, or
+    // outside every pool (a worker's word is nullptr only while it measures, see crew::join).
+    if (detail::worker* w = detail::fork_worker) [[likely]]
+        return detail::fork_join_here<F...>(*w, fs...);
+#if defined(__clang__)
+    // clang 14: the rare branches stay inline; out of line (cold_call), clang stops inlining the
+    // callables into the fork (skynet's 10-way fork_join: 47.9 -> 55.0 instructions per child).
     if constexpr (detail::ws_hookable<F...>)  // crew::workspan measuring (detail/workspan_hooks.hpp)
         if (detail::workspan_active()) [[unlikely]]
             return detail::workspan_fork<F...>([](auto&&... b) { return fork_join(std::move(b)...); }, fs...);
-    if (detail::worker* w = detail::current_worker) [[likely]]
-        return detail::fork_join_here<F...>(*w, fs...);
     return default_pool().run([&] { return detail::fork_join_here<F...>(*detail::current_worker, fs...); });
+#else
+    // g++ 12: out of line, as crew::join; inline, the caller saves one more register and reserves
+    // a bigger frame on every call, leaves included (skynet's 10-way fork_join: 60.3 -> 47.0
+    // instructions per child; session 16, docs/BENCHMARKS.md).
+    return detail::cold_call([&]() -> detail::fork_join_result_t<F...> {
+        if constexpr (detail::ws_hookable<F...>)  // crew::workspan measuring (detail/workspan_hooks.hpp)
+            if (detail::workspan_active())
+                return detail::workspan_fork<F...>([](auto&&... b) { return fork_join(std::move(b)...); }, fs...);
+        return default_pool().run([&] { return detail::fork_join_here<F...>(*detail::current_worker, fs...); });
+    });
+#endif
 }
 
 }  // namespace crew

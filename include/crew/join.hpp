@@ -181,14 +181,19 @@ template <class F, class G>
 // every pool, it runs on the default pool.
 template <class F, class G>
 detail::join_result_t<F, G> join(F&& f, G&& g) {
-    if constexpr (detail::ws_hookable<F, G>)  // crew::workspan measuring (detail/workspan_hooks.hpp)
-        if (detail::workspan_active()) [[unlikely]]
-            return detail::cold_call([fa = detail::cold_arg<F>{f}, &g]() mutable -> detail::join_result_t<F, G> {
-                return detail::workspan_fork<F, G>([](auto&&... b) { return join(std::move(b)...); }, fa.get(), g);
-            });
-    if (detail::worker* w = detail::current_worker) [[likely]]
+    // One thread-local word: this thread's worker when no crew::workspan strand is measured here
+    // (detail/thread_state.hpp). Measuring, or outside every pool: the cold path.
+    if (detail::worker* w = detail::fork_worker) [[likely]]
         return detail::join_on<F, G>(*w, f, g);
     return detail::cold_call([fa = detail::cold_arg<F>{f}, &g]() mutable -> detail::join_result_t<F, G> {
+        if constexpr (detail::ws_hookable<F, G>)  // crew::workspan measuring (detail/workspan_hooks.hpp)
+            if (detail::workspan_active())
+                return detail::workspan_fork<F, G>([](auto&&... b) { return join(std::move(b)...); }, fa.get(), g);
+        // Outside every pool. (A worker whose word is nullptr is measuring; its wrapped callables
+        // are forked with the strand paused, when the word is the worker again. Were it otherwise,
+        // the join would still run: directly on a default-pool worker, or through the default
+        // pool.) One inlined copy of join_on here: a second made g++ stop inlining a recursive
+        // caller into join (docs/BENCHMARKS.md, session 16).
         return default_pool().run([&] { return detail::join_on<F, G>(*detail::current_worker, fa.get(), g); });
     });
 }

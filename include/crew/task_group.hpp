@@ -115,14 +115,16 @@ public:
     // Starts f as a child. Throws crew::pool_closed_error when the pool is shutting down.
     template <class F>
     void run(F&& f) {
+        // On a worker of the group's pool (every child of a recursive task_group program): push
+        // on its own deque directly. fork_worker is that worker unless a crew::workspan strand is
+        // measured here (detail/thread_state.hpp): one thread-local load on this path.
+        detail::worker* w = detail::fork_worker;
+        if (w != nullptr && (pool_ == nullptr || pool_ == &w->owner())) [[likely]]
+            return run_here(*w, std::forward<F>(f));
         if constexpr (detail::ws_hookable<F>)  // crew::workspan measuring (detail/workspan_hooks.hpp)
             if (detail::workspan_active()) [[unlikely]]
                 return detail::cold_call([&] { detail::workspan_group_run(*this, std::forward<F>(f)); });
-        // On a worker of the group's pool (every child of a recursive task_group program): push
-        // on its own deque directly. Elsewhere: the pool's schedule(), which may inject.
-        detail::worker* w = detail::current_worker;
-        if (w != nullptr && (pool_ == nullptr || pool_ == &w->owner())) [[likely]]
-            return run_here(*w, std::forward<F>(f));
+        // Elsewhere (another pool's worker, no pool): the pool's schedule(), which may inject.
         run_elsewhere(std::forward<F>(f));
     }
 

@@ -250,18 +250,11 @@ private:
         word_.store(w + 1, std::memory_order_relaxed);  // relaxed: see fork
     }
 
+    // fork_many past the limit: the items one fork at a time (each may grow the array or note a
+    // new high-water depth); fork_many reads the request once, after the batch.
     template <std::size_t K, class OnHigh>
     [[gnu::noinline, gnu::cold]] void fork_many_cold(T* const (&items)[K], OnHigh on_high) {
-        for (std::size_t i = 0; i < K; ++i) {
-            // relaxed: see fork.
-            const std::uint64_t w = word_.load(std::memory_order_relaxed);
-            if ((w & depth_mask) >= limit_) {
-                fork_cold(items[i], on_high);
-            } else {
-                items_[w & depth_mask] = items[i];
-                word_.store(w + 1, std::memory_order_relaxed);
-            }
-        }
+        for (std::size_t i = 0; i < K; ++i) static_cast<void>(fork(items[i], on_high));
     }
 
     void grow(std::uint64_t n) {

@@ -20,6 +20,7 @@
 #include "crew/detail/frame_cache.hpp"
 #include "crew/detail/parking.hpp"
 #include "crew/detail/task.hpp"
+#include "crew/detail/thread_state.hpp"
 #include "crew/metrics.hpp"
 #include "crew/detail/trace.hpp"
 
@@ -355,9 +356,8 @@ private:
     alignas(cache_line) worker_counters counters_;
 };
 
-// The worker running on this thread, or nullptr outside every pool. initial-exec: a single
-// %fs-relative load instead of a __tls_get_addr call on every join.
-extern constinit thread_local worker* current_worker __attribute__((tls_model("initial-exec")));
+// current_worker, the worker running on this thread (nullptr outside every pool), and fork_worker,
+// the word fork points read: detail/thread_state.hpp. Written only through set_current_worker.
 
 // Schedule latency (queued -> started) of a task `w` starts now: its worker's thread only. The
 // injector path records it in the worker loop; the coroutine scheduler calls it for tasks it

@@ -1,9 +1,9 @@
 // crew/detail/workspan_hooks.hpp -- the instrumented fork points behind crew::workspan.
 //
-// crew::join, crew::fork_join and task_group::run/wait start with one line:
-//     if (detail::workspan_active()) [[unlikely]] return <the instrumented version>;
-// workspan_active() is one initial-exec TLS load: "is a measured strand running on this thread?".
-// Off (the default) nothing else is paid. On, a fork point pauses the forking strand (closes its
+// crew::join, crew::fork_join and task_group::run read one thread-local word first, fork_worker
+// (detail/thread_state.hpp): the worker when no strand is measured on this thread, else nullptr.
+// Their cold path then checks workspan_active() and takes the instrumented version. Off (the
+// default) nothing else is paid. On, a fork point pauses the forking strand (closes its
 // segment and clears the thread's current strand, so that the plain fork point runs below, and so
 // that whatever a waiter helps with meanwhile is not charged to it), wraps each branch so that it
 // runs as a strand of its own (on whichever thread runs it), and folds the branches back into the
@@ -18,6 +18,8 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
+
+#include "crew/detail/thread_state.hpp"
 
 namespace crew {
 
@@ -37,10 +39,8 @@ struct ws_strand {
     std::int64_t open = ws_paused;
 };
 
-// The measured strand running on this thread, nullptr when none (or while it waits at a fork).
-inline constinit thread_local ws_strand* ws_current __attribute__((tls_model("initial-exec"))) = nullptr;
-
-inline bool workspan_active() noexcept { return ws_current != nullptr; }
+// The measured strand running on this thread (ws_current, nullptr when none or while it waits at a
+// fork) and workspan_active(): detail/thread_state.hpp. Written only through set_ws_current.
 
 // The clock of the segments (the calling thread's CPU time, or steady_clock; ns), chosen by the
 // outermost running measure() scope, and the wall clock of the steal latencies (steady_clock).
@@ -71,13 +71,13 @@ public:
     explicit ws_strand_scope(ws_strand& s) noexcept : s_(s), outer_(ws_current) {
         const std::int64_t now = ws_now();
         if (outer_ != nullptr) close(*outer_, now);
-        ws_current = &s_;
+        set_ws_current(&s_);
         s_.open = now;
     }
     ~ws_strand_scope() {
         const std::int64_t now = ws_now();
         close(s_, now);
-        ws_current = outer_;
+        set_ws_current(outer_);
         if (outer_ != nullptr) outer_->open = now;
     }
     ws_strand_scope(const ws_strand_scope&) = delete;
@@ -130,7 +130,7 @@ public:
     ws_fork() noexcept : parent_(ws_current) {
         const std::int64_t now = ws_now();
         ws_strand_scope::close(*parent_, now);
-        ws_current = nullptr;
+        set_ws_current(nullptr);
         const std::int64_t wall = ws_wall_now();
         for (auto& b : branches_) {
             b.forked_on = ws_thread_id();
@@ -150,7 +150,7 @@ public:
         parent_->work += fork_cost;
         parent_->span += span + fork_cost;
         parent_->burdened += burdened + fork_cost;
-        ws_current = parent_;
+        set_ws_current(parent_);
         parent_->open = ws_now();
     }
     ws_fork(const ws_fork&) = delete;
@@ -237,7 +237,7 @@ void workspan_group_run(Group& g, F&& f) {
     ws_strand* parent = ws_current;
     const std::int64_t now = ws_now();
     ws_strand_scope::close(*parent, now);
-    ws_current = nullptr;
+    set_ws_current(nullptr);
     struct resume {
         ws_strand* p;
         ~resume() {
@@ -245,7 +245,7 @@ void workspan_group_run(Group& g, F&& f) {
             p->work += cost;
             p->span += cost;
             p->burdened += cost;
-            ws_current = p;
+            set_ws_current(p);
             p->open = ws_now();
         }
     } resumer{parent};

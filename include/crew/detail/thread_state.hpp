@@ -1,0 +1,39 @@
+// crew/detail/thread_state.hpp -- what a fork point reads first: the thread's worker and measured strand.
+//
+// Three initial-exec thread-locals (each a single %fs-relative load):
+// - current_worker: the worker running on this thread, nullptr outside every pool;
+// - ws_current: the crew::workspan strand measured on this thread, nullptr when none (or while it
+//   waits at a fork point: detail/workspan_hooks.hpp);
+// - fork_worker: current_worker when ws_current is nullptr, else nullptr. crew::join, fork_join and
+//   task_group::run read only this word on their fast path (one load, one branch); everything else
+//   (measuring, outside every pool) takes their cold path, which reads the other two.
+// The invariant fork_worker == (ws_current == nullptr ? current_worker : nullptr) holds at every
+// point where a fork may run: current_worker and ws_current are written only through the setters
+// below, which write fork_worker as well.
+#pragma once
+
+namespace crew::detail {
+
+class worker;
+struct ws_strand;
+
+extern constinit thread_local worker* current_worker __attribute__((tls_model("initial-exec")));
+inline constinit thread_local ws_strand* ws_current __attribute__((tls_model("initial-exec"))) = nullptr;
+inline constinit thread_local worker* fork_worker __attribute__((tls_model("initial-exec"))) = nullptr;
+
+// A worker thread entering (w) or leaving (nullptr) its pool, or a forked child dropping its
+// parent's worker.
+inline void set_current_worker(worker* w) noexcept {
+    current_worker = w;
+    fork_worker = ws_current == nullptr ? w : nullptr;
+}
+
+// A measured strand starting, pausing (nullptr) or resuming on this thread.
+inline void set_ws_current(ws_strand* s) noexcept {
+    ws_current = s;
+    fork_worker = s == nullptr ? current_worker : nullptr;
+}
+
+inline bool workspan_active() noexcept { return ws_current != nullptr; }
+
+}  // namespace crew::detail
