@@ -201,6 +201,39 @@ TEST_P(metrics_suite, children_waited_for_in_their_task_counted_once) {
     }
 }
 
+// wait()'s drain counts the tasks it runs once, at its end (worker::run_related_work): exact once
+// it returns, whatever the drain ran -- another group's children pushed by the same task, children
+// that run and wait for groups of their own (drains nested in the drain), children that join.
+TEST_P(metrics_suite, a_drain_counts_every_task_it_ran_once) {
+    REQUIRE_METRICS();
+    crew_test::watchdog dog(60s);
+    crew::pool& p = pool();
+    for (int n : {1, 9, 100}) {
+        std::atomic<long> sum{0};
+        crew::pool_metrics a = p.metrics();
+        p.run([&] {
+            crew::task_group other;
+            crew::task_group g;
+            for (int i = 0; i < n; ++i) other.run([&] { sum.fetch_add(1, std::memory_order_relaxed); });
+            for (int i = 0; i < n; ++i) {
+                g.run([&] {
+                    crew::task_group inner;  // a drain inside the drain
+                    for (int k = 0; k < 3; ++k) inner.run([&] { sum.fetch_add(fib(10), std::memory_order_relaxed); });
+                    inner.wait();
+                });
+            }
+            g.wait();  // on a pool of one: runs other's children too (pushed by this task, above its floor)
+            other.wait();
+        });
+        crew::pool_metrics d = p.metrics() - a;
+        EXPECT_EQ(sum.load(), n + 3L * n * fib(10));
+        // The run() job, n + n + 3n children, and the joins of 3n fib(10) calls.
+        const std::uint64_t expected = 1 + 5 * static_cast<std::uint64_t>(n) + 3 * n * joins_in_fib(10);
+        EXPECT_EQ(d.total().tasks_run, expected) << n << " children per group";
+        EXPECT_EQ(d.total().async_tasks_run, 0u);
+    }
+}
+
 // Children a task runs and does not wait for (under the private-children protocol: published at the
 // task boundary) each still count once: run from one task, waited for from outside the pool.
 TEST_P(metrics_suite, children_left_at_the_task_boundary_counted_once) {

@@ -176,6 +176,10 @@ public:
 
     void execute(task* t) noexcept {
         count_task();
+        execute_uncounted(t);
+    }
+    // execute() for a caller that counts the task itself (run_related_work: once per drain).
+    void execute_uncounted(task* t) noexcept {
         trace::task_begin(trace_);
         t->execute(t);
         trace::task_end(trace_);
@@ -196,14 +200,18 @@ public:
     void wait_until(completion& done);
 
     // task_group::wait()'s drain: runs the work the running task pushed (wait_until's related
-    // work: items above floor_) until none is left. Inline: it runs once per unstolen child.
-    void run_related_work() {
+    // work: items above floor_) until none is left.
+    // tasks_run: the tasks this drain ran are counted in a register and added once at its end, not
+    // bumped one by one (a load, add and store per child: issue 12's metrics cost). The counter
+    // lags by the drain's tasks while it runs and is exact when it returns; tasks that thieves run,
+    // and work nested inside a drained task (its own drains, joins, waits), count where they run.
+    // The trace ring is fixed while the thread runs (attach_trace): tested once per drain, not twice
+    // per task. noinline: inlined into task_group::drain, g++ ran out of callee-saved registers and
+    // kept the saved floor on the stack (+3 instructions per child); one call per drain is cheaper.
+    [[gnu::noinline]] void run_related_work() {
         if (forks_.has_private()) publish_forks_cold();
-        while (deque_.owner_bottom() > floor_) {
-            task* t = pop();
-            if (t == nullptr) return;
-            run_related(t);
-        }
+        const std::uint64_t ran = trace_ == nullptr ? drain_related<false>() : drain_related<true>();
+        worker_counters::bump(counters_.tasks_run, ran);  // ran is dead with CREW_METRICS=0
     }
 
     // crew::isolate: while the returned scope lives, waits on this worker run only work pushed
@@ -258,13 +266,33 @@ private:
     // is, for related work (the running task's own descendant: no depth charge, the waiter's
     // cancellation context); run_helped adds both for unrelated work.
     void run_related(task* t) {
+        count_task();
+        run_above_floor(t);
+    }
+    // run_related without counting `t` (the caller counts it: run_related_work). MayTrace false:
+    // the caller saw trace_ null, so the trace hooks are left out.
+    template <bool MayTrace = true>
+    void run_above_floor(task* t) {
         if (forks_.has_private()) publish_forks_cold();  // they belong below the new floor
         const std::int64_t saved_floor = floor_;
         floor_ = deque_.owner_bottom();
         ++helped_nesting_;
-        execute(t);
+        if constexpr (MayTrace) execute_uncounted(t);
+        else t->execute(t);
         --helped_nesting_;
         floor_ = saved_floor;
+    }
+    // run_related_work's loop: returns how many tasks it ran.
+    template <bool MayTrace>
+    std::uint64_t drain_related() {
+        std::uint64_t ran = 0;
+        while (deque_.owner_bottom() > floor_) {
+            task* t = pop();
+            if (t == nullptr) break;
+            run_above_floor<MayTrace>(t);
+            ++ran;
+        }
+        return ran;
     }
     bool may_help_unrelated() const noexcept { return !isolated_ && help_depth_ < max_help_depth; }
     task* steal_round();
