@@ -140,7 +140,9 @@ inline void free_frame(void* frame, std::size_t size) noexcept {
     const std::size_t total = size + frame_header_size;
     if (total > frame_max_block || total < size) [[unlikely]] return free_frame_large(frame);
     frame_header* const h = frame_cache::header_of(frame);
-    const unsigned c = frame_class_fast(total);  // the class allocate_frame(size) stamped
+    // The class allocate_frame(size) stamped: folded from a constant size, else read back (one
+    // load instead of the bit-width computation: async_task::deallocate, the primitives' blocks).
+    const unsigned c = __builtin_constant_p(total) ? frame_class_fast(total) : h->size_class;
     frame_cache* const fc = current_frames;
     if (fc != nullptr && h->owner == fc->depot()) [[likely]] return fc->put(h, c);  // ours
     free_frame_cold(h, c);
