@@ -3,7 +3,6 @@
 // LIFO slot, search order); the frame cache is crew/detail/frame_cache.hpp.
 #include "crew/detail/async_schedule.hpp"
 
-#include <bit>
 #include <mutex>
 #include <new>
 
@@ -88,52 +87,31 @@ void release_frame_depot(frame_depot* d) noexcept {
     free_depots = d;
 }
 
-// frame_class_of without its loop (allocate_frame runs once per spawn): the classes double from
-// frame_min_block, so the class of `total` is the bit width of (total - 1) / frame_min_block.
-constexpr unsigned class_of(std::size_t total) noexcept {
-    return static_cast<unsigned>(std::bit_width((total - 1) / frame_min_block));
-}
 static_assert([] {
     for (std::size_t total = 1; total <= frame_max_block; ++total)
-        if (class_of(total) != frame_class_of(total)) return false;
+        if (frame_class_fast(total) != frame_class_of(total)) return false;
     return true;
 }());
 
-namespace {
+frame_cache* frames_of(worker* w) noexcept { return w == nullptr ? nullptr : &w->frames(); }
 
-// A frame allocated outside every worker. Out of line, so the worker's path (once per spawn) is a
-// leaf that saves no registers.
-[[gnu::noinline]] void* allocate_frame_outside(unsigned c) {
-    return frame_cache::stamp(::operator new(frame_block_size(c)), nullptr, c);
-}
+void* allocate_frame_large(std::size_t size) { return ::operator new(size); }
 
-}  // namespace
+void* allocate_frame_outside(unsigned c) { return frame_cache::stamp(::operator new(frame_block_size(c)), nullptr, c); }
 
-void* allocate_frame(std::size_t size) {
-    const std::size_t total = size + frame_header_size;
-    if (total > frame_max_block || total < size) return ::operator new(size);
-    const unsigned c = class_of(total);
-    if (worker* w = current_worker) return w->frames().allocate(c);
-    return allocate_frame_outside(c);
-}
+void free_frame_large(void* frame) noexcept { ::operator delete(frame); }
 
-void free_frame(void* frame, std::size_t size) noexcept {
-    if (frame == nullptr) return;
-    const std::size_t total = size + frame_header_size;
-    if (total > frame_max_block || total < size) {
-        ::operator delete(frame);
-        return;
-    }
-    frame_header* h = frame_cache::header_of(frame);
-    frame_depot* owner = h->owner;
-    const unsigned c = h->size_class;
-    worker* w = current_worker;
-    if (w != nullptr && (owner == nullptr || owner == w->frames().depot())) {
-        w->frames().put(h, c);  // ours, or ownerless (any cache may adopt it)
-    } else if (owner != nullptr) {
-        owner->remote.push(new (h) frame_block{nullptr, c});  // back to its owner
+// A block that is not this worker's own (free_frame's fast path took those): an ownerless one
+// (allocated outside every worker) joins this worker's cache, or goes back to the heap outside
+// every worker; another worker's goes back to its owner's depot.
+void free_frame_cold(frame_header* h, unsigned c) noexcept {
+    frame_depot* const owner = h->owner;
+    frame_cache* const fc = current_frames;
+    if (owner == nullptr) {
+        if (fc != nullptr) fc->put(h, c);  // any cache may adopt it (it has the class size)
+        else ::operator delete(h);         // allocated and freed outside every worker
     } else {
-        ::operator delete(h);  // allocated and freed outside every worker
+        owner->remote.push(new (h) frame_block{nullptr, c});  // back to its owner
     }
 }
 

@@ -16,16 +16,22 @@ namespace crew::detail {
 
 class worker;
 struct ws_strand;
+class frame_cache;
 
 extern constinit thread_local worker* current_worker __attribute__((tls_model("initial-exec")));
 inline constinit thread_local ws_strand* ws_current __attribute__((tls_model("initial-exec"))) = nullptr;
 inline constinit thread_local worker* fork_worker __attribute__((tls_model("initial-exec"))) = nullptr;
+// current_worker's frame cache (worker::frames()), nullptr outside every pool: the coroutine frame
+// allocator's one load (async_schedule.hpp). frames_of(w): w's cache, nullptr for nullptr.
+inline constinit thread_local frame_cache* current_frames __attribute__((tls_model("initial-exec"))) = nullptr;
+frame_cache* frames_of(worker* w) noexcept;
 
 // A worker thread entering (w) or leaving (nullptr) its pool, or a forked child dropping its
 // parent's worker.
 inline void set_current_worker(worker* w) noexcept {
     current_worker = w;
     fork_worker = ws_current == nullptr ? w : nullptr;
+    current_frames = frames_of(w);
 }
 
 // A measured strand starting, pausing (nullptr) or resuming on this thread.

@@ -260,6 +260,7 @@ public:
 
 private:
     task* find_task();
+    [[gnu::noinline]] task* find_remote_cold();
     task* find_help(bool& related);
     void run_helped(task* t, bool related);
     // Run `t` on top of the running frame with its own floor (published forks stay below it). As
