@@ -37,13 +37,15 @@
 // Its cold path grows the array, notes a new high-water depth (metrics' max_deque_depth counts
 // private forks) and answers requests.
 //
-// Requests (session 17). A requester sets its bit in `request_` and then stores zero into
+// Requests (session 17). A requester sets its bit in `request_` and then exchanges zero into
 // `limit_`: the owner's next fork compares its depth against zero and goes cold, so the fast path
 // reads no flag (it used to load and test `request_` at every fork: 2 instructions less per join).
 // The cold path restores the limit with an EXCHANGE (acquire) and only then reads `request_`. A
 // zero stored before the exchange (in the limit's modification order) is read by it, and the
-// requester's bit, set before its release store of zero, is visible to the load that follows; a
-// zero stored after it leaves the limit at zero, and the next fork comes back here. So a pending
+// requester's bit, set before its release exchange of zero, is visible to the load that follows (every
+// write of the limit is an RMW, so a later requester's zero does not cut an earlier one's release
+// sequence; teeth: fork_request_zero_store); a zero written after it leaves the limit at zero, and
+// the next fork comes back here. So a pending
 // request always has the limit at zero once its requester is done (request_reaches_owner(): the
 // Relacy models assert it at the end). A plain store there could overwrite a zero unseen: the
 // request would stay pending, the limit nonzero, and later requesters (who see the bit and do not
@@ -241,7 +243,7 @@ public:
     // Any thread: is a wake request pending (not yet answered by a promotion)? For the model checks.
     bool wake_requested() const noexcept { return (request_.load(std::memory_order_relaxed) & wake_bit) != 0; }
     // Any thread, for the model checks: a pending request reaches the owner (its limit is zero, so
-    // the next fork goes cold and answers). Holds once the requester's store of zero is done.
+    // the next fork goes cold and answers). Holds once the requester's exchange of zero is done.
     bool request_reaches_owner() const noexcept {
         return request_.load(std::memory_order_relaxed) == 0 || limit_.load(std::memory_order_relaxed) == 0;
     }
@@ -277,7 +279,7 @@ private:
         if constexpr (Policy::injected_bug == bug::fork_limit_restore_store)
             limit_.store(limit, std::memory_order_relaxed);
         else
-            // acquire: pairs with send_owner_cold's release store of zero; the request bit set
+            // acquire: pairs with send_owner_cold's release exchange of zero; the request bit set
             // before that zero is visible to the load below.
             limit_.exchange(limit, std::memory_order_acquire);
         return request_.load(std::memory_order_relaxed) != 0;  // relaxed: ordered by the exchange
@@ -285,9 +287,16 @@ private:
 
     // A requester, after setting its bit: the owner's next fork compares its depth against zero
     // and goes cold (fork_cold answers). The fast path reads no request flag.
+    // An RMW, not a store: every write of limit_ is an RMW, so each requester's release heads a
+    // release sequence the later writes continue, and the owner's acquire exchange synchronises
+    // with every requester whose zero precedes the value it reads (a plain store by a second
+    // requester would cut the first one's sequence: its bit could go unseen, and be lost).
     void send_owner_cold() noexcept {
-        // release: pairs with restore_limit's acquire exchange (the bit set before this is seen).
-        limit_.store(0, std::memory_order_release);
+        if constexpr (Policy::injected_bug == bug::fork_request_zero_store)
+            limit_.store(0, std::memory_order_release);
+        else
+            // release: pairs with restore_limit's acquire exchange (the bit set before this is seen).
+            limit_.exchange(0, std::memory_order_release);
     }
 
     // fork_many past the limit: the items one fork at a time (each may grow the array or note a
