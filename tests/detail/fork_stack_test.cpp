@@ -55,6 +55,34 @@ TEST(fork_stack, a_request_promotes_the_oldest_and_the_join_then_finds_it_promot
     EXPECT_TRUE(s.take_back());
 }
 
+// The fork's fast path reads no request flag: a request zeroes the limit, so even a fork below the
+// high-water depth (which would otherwise stay on the fast path) goes cold and reports it. A
+// request answered elsewhere (a promotion before a wait) leaves a zero limit behind: the next fork
+// only restores it.
+TEST(fork_stack, a_request_sends_a_fork_below_the_high_water_depth_cold) {
+    fork_stack<int> s(4);
+    fake_deque d;
+    int a = 0, b = 0, c = 0;
+    EXPECT_FALSE(s.fork(&a));
+    EXPECT_FALSE(s.fork(&b));
+    EXPECT_TRUE(s.take_back());
+    EXPECT_TRUE(s.take_back());  // high-water depth 2, depth 0
+    EXPECT_TRUE(s.request_reaches_owner());
+    s.request();
+    EXPECT_TRUE(s.request_reaches_owner());  // the limit is zero
+    EXPECT_TRUE(s.fork(&c));                 // depth 0 < 2, still reports the request
+    EXPECT_TRUE(s.promote_oldest(d));
+    EXPECT_FALSE(s.requested());
+    EXPECT_FALSE(s.take_back());  // c was promoted
+    s.request_wake();
+    EXPECT_TRUE(s.request_reaches_owner());
+    EXPECT_FALSE(s.promote_oldest(d));  // nothing private: only clears the request
+    EXPECT_FALSE(s.fork(&a));           // cold (the zero limit), nothing pending: restored
+    EXPECT_FALSE(s.fork(&b));
+    EXPECT_TRUE(s.take_back());
+    EXPECT_TRUE(s.take_back());
+}
+
 // The take-back count lives above the depth in one word; with 60 depth bits it wraps every 16
 // take-backs, so the wrap path (and the count across it) is exercised here.
 TEST(fork_stack, private_take_backs_are_counted_exactly_across_the_count_wrapping) {

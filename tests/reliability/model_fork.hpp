@@ -16,6 +16,9 @@
 // gives that count 2 bits (it wraps every 4 take-backs), and the thief reads it (inline_runs(), as
 // pool::metrics() does) between its steals: every read is at most the owner's private take-backs
 // so far and never below an earlier read (the wraps_ seqlock), and the final count is exact.
+// Requests reach the owner through the fork's limit (a requester stores zero after its bit; the
+// owner's cold path restores the limit with an exchange, then reads the bit): at the end, a request
+// still pending has left the limit at zero, so the owner's next fork would answer it.
 #pragma once
 
 // Before relacy.hpp (through model_scenarios.hpp) redefines `new` and friends for user code.
@@ -112,6 +115,7 @@ struct fork_model : rl::test_suite<fork_model<Policy, DepthBits>, 3> {
         RL_ASSERT(forks->open() == 0);
         RL_ASSERT(forks->inline_runs() == static_cast<std::uint64_t>(private_take_backs));
         RL_ASSERT(!forks->has_private());
+        RL_ASSERT(forks->request_reaches_owner());  // no request lost: the next fork would answer it
         while (item* it = deque->pop()) take(it);
         for (int i = 0; i < forked; ++i) RL_ASSERT(taken[i] == 1);  // no id lost
     }
@@ -188,6 +192,7 @@ struct fork_wake_model : rl::test_suite<fork_wake_model<Policy>, 3> {
     }
     void after() {
         if (slept && !forks->wake_requested()) RL_ASSERT(woken);  // answered, yet never woken
+        RL_ASSERT(forks->request_reaches_owner());  // a pending request sends the next fork cold
         while (item* it = deque->pop()) take(it);
         for (int i = 0; i < 4; ++i) RL_ASSERT(taken[i] == 1);
     }

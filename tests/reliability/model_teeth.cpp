@@ -115,6 +115,8 @@ const bug_entry bugs[bug_count] = {
     {"group_boundary_no_publish", group_fork_teeth<bug::group_boundary_no_publish>, 1},
     {"fork_wake_relaxed_clear", fork_wake_teeth<bug::fork_wake_relaxed_clear>, 1},
     {"fork_steal_request_store", fork_wake_teeth<bug::fork_steal_request_store>, 1},
+    {"fork_limit_restore_store", fork_teeth<bug::fork_limit_restore_store>, 2},
+    {"fork_request_zero_store", fork_teeth<bug::fork_request_zero_store>, 2},
 };
 
 const bug_entry task_word_bugs[task_word_bug_count] = {

@@ -86,6 +86,8 @@ enum class bug : unsigned {
     group_boundary_no_publish,   // group_fork end_private_children(): the token is dropped without publishing the leftovers
     fork_wake_relaxed_clear,     // fork_stack clear_request(): a relaxed exchange (the push's wake check misses the sleeper)
     fork_steal_request_store,    // fork_stack request(): a plain store of the steal bit (overwrites a wake request)
+    fork_limit_restore_store,    // fork_stack restore_limit(): a plain store (overwrites a request's zero unseen: the request is lost)
+    fork_request_zero_store,     // fork_stack send_owner_cold(): a plain store of zero (cuts an earlier requester's release sequence: its bit unseen, lost)
 };
 
 struct std_atomics {

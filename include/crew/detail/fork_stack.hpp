@@ -3,7 +3,8 @@
 //
 // Design (on-demand promotion, as in heartbeat scheduling: Acar et al. PLDI 2018; Spice/Chili). A
 // fork (crew::join, crew::fork_join) records its job here: a store into an owner-only array and an
-// increment, no fence, no atomic RMW. Taking the job back after the inline half is one add and a
+// increment, no fence, no atomic RMW, and no read of the request flag (a request zeroes the fork's
+// limit instead: see "Requests" below). Taking the job back after the inline half is one add and a
 // compare (see "The depth word" below). Thieves cannot see this array; a thief that finds the
 // worker's deque empty sets `request_` instead, and the owner answers at its next fork by promoting
 // the OLDEST recorded job (the biggest piece of work, as a Chase-Lev thief would take) into the
@@ -32,14 +33,30 @@
 // store of its own. The add's carry out of bit 63 is the count's wrap; that rare path bumps wraps_
 // under a seqlock (wraps_ odd while the word is rewritten), so inline_runs() (any thread) reads
 // wraps and word consistently: exact up to the relaxed store's visibility, never 2^k off.
-// One compare per fork: limit_ = min(capacity, high-water depth). Its cold path grows the array
-// and notes a new high-water depth (metrics' max_deque_depth counts private forks).
+// One compare per fork: limit_ = min(capacity, high-water depth), or zero while a request waits.
+// Its cold path grows the array, notes a new high-water depth (metrics' max_deque_depth counts
+// private forks) and answers requests.
+//
+// Requests (session 17). A requester sets its bit in `request_` and then exchanges zero into
+// `limit_`: the owner's next fork compares its depth against zero and goes cold, so the fast path
+// reads no flag (it used to load and test `request_` at every fork: 2 instructions less per join).
+// The cold path restores the limit with an EXCHANGE (acquire) and only then reads `request_`. A
+// zero stored before the exchange (in the limit's modification order) is read by it, and the
+// requester's bit, set before its release exchange of zero, is visible to the load that follows (every
+// write of the limit is an RMW, so a later requester's zero does not cut an earlier one's release
+// sequence; teeth: fork_request_zero_store); a zero written after it leaves the limit at zero, and
+// the next fork comes back here. So a pending
+// request always has the limit at zero once its requester is done (request_reaches_owner(): the
+// Relacy models assert it at the end). A plain store there could overwrite a zero unseen: the
+// request would stay pending, the limit nonzero, and later requesters (who see the bit and do not
+// store again) never be answered (teeth: fork_limit_restore_store).
 //
 // Memory ordering: word_ is written by the owner only (relaxed load and store: a plain move) and
 // read by any thread for metrics; it orders nothing. `request_` carries no data. A thief sets its
 // steal bit (relaxed RMW) after its steal found the deque empty; a sleeper sets its wake bit
-// (release RMW) after announcing itself in the parking word. The owner reads the word (relaxed) at
-// each fork and clears it (an acquire exchange) BEFORE promoting, so a request made after the clear
+// (release RMW) after announcing itself in the parking word; each then zeroes the limit (above).
+// The owner reads the word (relaxed) at each cold fork and clears it (an acquire exchange) BEFORE
+// promoting, so a request made after the clear
 // stays set and is answered at a later fork (a request made before is answered by this promotion).
 // The exchange reads the sleeper's RMW or a later RMW of its release sequence (every writer uses
 // an RMW, so none overwrites it), so the push's wake check sees the sleeper. What the thief then
@@ -85,14 +102,12 @@ public:
         // relaxed: owner-only writes; other threads only read it for metrics (see header).
         const std::uint64_t w = word_.load(std::memory_order_relaxed);
         const std::uint64_t n = w & depth_mask;
-        if (n >= limit_) [[unlikely]] {
-            fork_cold(item, on_high);  // the whole fork: nothing of this one stays live across a call
-        } else {
-            items_[n] = item;
-            word_.store(w + 1, std::memory_order_relaxed);  // relaxed: as the load above
-        }
-        // relaxed: a hint without data; the promotion publishes through the deque (see header).
-        return request_.load(std::memory_order_relaxed) != 0;
+        // relaxed: a request's zero only sends this fork cold, where the exchange orders (see header).
+        if (n >= limit_.load(std::memory_order_relaxed)) [[unlikely]]
+            return fork_cold(item, on_high);  // the whole fork: nothing of this one stays live across a call
+        items_[n] = item;
+        word_.store(w + 1, std::memory_order_relaxed);  // relaxed: as the load above
+        return false;
     }
     bool fork(T* item) {
         return fork(item, [](std::uint64_t) noexcept {});
@@ -105,13 +120,11 @@ public:
     bool fork_many(T* const (&items)[K], OnHigh on_high) {
         const std::uint64_t w = word_.load(std::memory_order_relaxed);  // relaxed: see fork
         const std::uint64_t n = w & depth_mask;
-        if (n + K > limit_) [[unlikely]] {
-            fork_many_cold(items, on_high);
-        } else {
-            for (std::size_t i = 0; i < K; ++i) items_[n + i] = items[i];
-            word_.store(w + K, std::memory_order_relaxed);  // relaxed: as in fork
-        }
-        return request_.load(std::memory_order_relaxed) != 0;  // relaxed: see fork
+        if (n + K > limit_.load(std::memory_order_relaxed)) [[unlikely]]  // relaxed: see fork
+            return fork_many_cold(items, on_high);
+        for (std::size_t i = 0; i < K; ++i) items_[n + i] = items[i];
+        word_.store(w + K, std::memory_order_relaxed);  // relaxed: as in fork
+        return false;
     }
 
     // Owner only. Takes the newest fork back: true when it was still private (run it inline);
@@ -217,6 +230,7 @@ public:
             request_.store(steal_bit, std::memory_order_relaxed);
         else
             request_.fetch_or(steal_bit, std::memory_order_relaxed);
+        send_owner_cold();
     }
     // Any thread about to sleep, after announcing itself as a sleeper: ask the owner to promote
     // its oldest private fork, whose push then sees the sleeper and wakes it (see header).
@@ -224,9 +238,15 @@ public:
         // release: pairs with clear_request's acquire exchange; the owner's push then sees the
         // caller's sleeper announcement made before this.
         request_.fetch_or(wake_bit, std::memory_order_release);
+        send_owner_cold();
     }
     // Any thread: is a wake request pending (not yet answered by a promotion)? For the model checks.
     bool wake_requested() const noexcept { return (request_.load(std::memory_order_relaxed) & wake_bit) != 0; }
+    // Any thread, for the model checks: a pending request reaches the owner (its limit is zero, so
+    // the next fork goes cold and answers). Holds once the requester's exchange of zero is done.
+    bool request_reaches_owner() const noexcept {
+        return request_.load(std::memory_order_relaxed) == 0 || limit_.load(std::memory_order_relaxed) == 0;
+    }
     // A thief asked (demand splitting ignores wake requests: a sleeper is no thief yet).
     bool requested() const noexcept { return (request_.load(std::memory_order_relaxed) & steal_bit) != 0; }
 
@@ -236,8 +256,9 @@ private:
 
     // A fork at depth n >= limit_: grow when full, note a new high-water depth, recompute the
     // limit, and fork.
+    // Returns whether a request is pending (the limit was a request's zero, or it just came).
     template <class OnHigh>
-    [[gnu::noinline, gnu::cold]] void fork_cold(T* item, OnHigh on_high) {
+    [[gnu::noinline, gnu::cold]] bool fork_cold(T* item, OnHigh on_high) {
         const std::uint64_t w = word_.load(std::memory_order_relaxed);  // relaxed: see fork
         const std::uint64_t n = w & depth_mask;
         if (n == capacity_) grow(n);
@@ -245,16 +266,46 @@ private:
             high_ = n + 1;
             on_high(high_);
         }
-        limit_ = high_ < capacity_ ? high_ : capacity_;
         items_[n] = item;
         word_.store(w + 1, std::memory_order_relaxed);  // relaxed: see fork
+        return restore_limit();
+    }
+
+    // Owner only: the limit back to min(capacity, high-water depth), then the request flag. An
+    // exchange, never a store: it reads the zero of every request made before it (or that zero
+    // lands after it and the next fork comes here again), so no request is overwritten unseen.
+    bool restore_limit() noexcept {
+        const std::uint64_t limit = high_ < capacity_ ? high_ : capacity_;
+        if constexpr (Policy::injected_bug == bug::fork_limit_restore_store)
+            limit_.store(limit, std::memory_order_relaxed);
+        else
+            // acquire: pairs with send_owner_cold's release exchange of zero; the request bit set
+            // before that zero is visible to the load below.
+            limit_.exchange(limit, std::memory_order_acquire);
+        return request_.load(std::memory_order_relaxed) != 0;  // relaxed: ordered by the exchange
+    }
+
+    // A requester, after setting its bit: the owner's next fork compares its depth against zero
+    // and goes cold (fork_cold answers). The fast path reads no request flag.
+    // An RMW, not a store: every write of limit_ is an RMW, so each requester's release heads a
+    // release sequence the later writes continue, and the owner's acquire exchange synchronises
+    // with every requester whose zero precedes the value it reads (a plain store by a second
+    // requester would cut the first one's sequence: its bit could go unseen, and be lost).
+    void send_owner_cold() noexcept {
+        if constexpr (Policy::injected_bug == bug::fork_request_zero_store)
+            limit_.store(0, std::memory_order_release);
+        else
+            // release: pairs with restore_limit's acquire exchange (the bit set before this is seen).
+            limit_.exchange(0, std::memory_order_release);
     }
 
     // fork_many past the limit: the items one fork at a time (each may grow the array or note a
     // new high-water depth); fork_many reads the request once, after the batch.
     template <std::size_t K, class OnHigh>
-    [[gnu::noinline, gnu::cold]] void fork_many_cold(T* const (&items)[K], OnHigh on_high) {
-        for (std::size_t i = 0; i < K; ++i) static_cast<void>(fork(items[i], on_high));
+    [[gnu::noinline, gnu::cold]] bool fork_many_cold(T* const (&items)[K], OnHigh on_high) {
+        bool asked = false;
+        for (std::size_t i = 0; i < K; ++i) asked |= fork(items[i], on_high);
+        return asked;
     }
 
     void grow(std::uint64_t n) {
@@ -324,7 +375,6 @@ private:
 
     std::unique_ptr<T*[]> items_;  // owner only
     std::uint64_t capacity_;
-    std::uint64_t limit_ = 0;  // owner only: min(capacity_, high_); a fork at depth >= limit_ goes cold
     std::uint64_t high_ = 0;   // owner only: the deepest n_ so far
     depth_t top_ = 0;          // owner only: the oldest private fork
     // word_: n_ and the take-back count (see header); written by the owner, read by inline_runs().
@@ -343,8 +393,12 @@ private:
     }
     static constexpr std::uint8_t steal_bit = 1, wake_bit = 2;
     // request_: steal_bit set by thieves, wake_bit by sleepers (RMWs), read and cleared by the
-    // owner; on its own line (others write it).
+    // owner; on its own line (others write it), with limit_.
     alignas(cache_line) atomic<std::uint8_t> request_{0};
+    // limit_: min(capacity_, high_), or zero after a request (a fork at depth >= limit_ goes cold,
+    // where restore_limit answers). Written by the owner (exchange) and by requesters (store 0);
+    // the owner reads it at every fork, on the line it read the request flag from before.
+    atomic<std::uint64_t> limit_{0};
 };
 
 }  // namespace crew::detail

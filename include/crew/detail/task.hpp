@@ -19,6 +19,7 @@
 #include <variant>
 
 #include "crew/detail/atomics.hpp"
+#include "crew/detail/thread_state.hpp"
 
 namespace crew::detail {
 
@@ -55,7 +56,7 @@ struct cancel_context {
 // The context of the task group whose child is running on this thread (innermost), else nullptr.
 // Set around each group child; a worker clears it around unrelated work it runs while waiting.
 // initial-exec: one %fs-relative load (as current_worker), since algorithms read it at every leaf.
-inline constinit thread_local cancel_context* current_context __attribute__((tls_model("initial-exec"))) = nullptr;
+inline constinit thread_local cancel_context* current_context __attribute__((tls_model(CREW_FORK_TLS_MODEL))) = nullptr;
 
 // Runs a piece of work stolen from a group child (a join half, an algorithm leaf) under that
 // child's context, so is_canceling() and nesting see the group there too: capture current_context

@@ -1,6 +1,7 @@
 // crew/detail/thread_state.hpp -- what a fork point reads first: the thread's worker and measured strand.
 //
-// Three initial-exec thread-locals (each a single %fs-relative load):
+// Three thread-locals, each a single %fs-relative load (initial-exec; fork_worker local-exec in a
+// position-independent executable, see CREW_FORK_TLS_MODEL):
 // - current_worker: the worker running on this thread, nullptr outside every pool;
 // - ws_current: the crew::workspan strand measured on this thread, nullptr when none (or while it
 //   waits at a fork point: detail/workspan_hooks.hpp);
@@ -12,6 +13,21 @@
 // below, which write fork_worker as well.
 #pragma once
 
+// The fork points' thread-locals (fork_worker here, current_context in task.hpp; both inline, so
+// defined in every translation unit that reads them): local-exec in a position-independent
+// executable (its own TLS block: the offset is a constant in the load), initial-exec elsewhere (a
+// shared library: the offset comes from the GOT). clang 14 already uses local-exec for them in a
+// PIE; g++ 12 kept initial-exec, two instructions per load (the offset moved into a register
+// first): fib through crew::join 68.0 -> 66.0 instructions per join with g++, clang's 59.6 unchanged
+// (docs/BENCHMARKS.md, "Session 17: the fork's instructions"). A shared libcrew still reads the
+// executable's copy (the dynamic linker binds its initial-exec reference to the executable's
+// definition).
+#if defined(__PIE__)
+#define CREW_FORK_TLS_MODEL "local-exec"
+#else
+#define CREW_FORK_TLS_MODEL "initial-exec"
+#endif
+
 namespace crew::detail {
 
 class worker;
@@ -20,7 +36,7 @@ class frame_cache;
 
 extern constinit thread_local worker* current_worker __attribute__((tls_model("initial-exec")));
 inline constinit thread_local ws_strand* ws_current __attribute__((tls_model("initial-exec"))) = nullptr;
-inline constinit thread_local worker* fork_worker __attribute__((tls_model("initial-exec"))) = nullptr;
+inline constinit thread_local worker* fork_worker __attribute__((tls_model(CREW_FORK_TLS_MODEL))) = nullptr;
 // current_worker's frame cache (worker::frames()), nullptr outside every pool: the coroutine frame
 // allocator's one load (async_schedule.hpp). frames_of(w): w's cache, nullptr for nullptr.
 inline constinit thread_local frame_cache* current_frames __attribute__((tls_model("initial-exec"))) = nullptr;
