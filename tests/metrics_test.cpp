@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <regex>
 #include <set>
@@ -158,6 +159,66 @@ std::uint64_t group_tree(int levels) {
     for (int i = 0; i < 10; ++i) g.run([&] { sum.fetch_add(group_tree(levels - 1), std::memory_order_relaxed); });
     g.wait();
     return sum.load(std::memory_order_relaxed);
+}
+
+// A skynet-shaped crew::fork_join tree (10 callables per node, 4 levels). fork_join counts its
+// private take-backs with one add per call (docs/DESIGN.md, "fork_join counts once per call"):
+// every callable but each node's first (run inline before any take-back, as a join's first half)
+// must still count exactly once, taken back privately, popped back after a promotion, or stolen.
+std::uint64_t fork_join_tree(int levels) {
+    if (levels == 0) return 1;
+    std::uint64_t s[10] = {};
+    auto f = [&](int i) { s[i] = fork_join_tree(levels - 1); };
+    crew::fork_join([&] { f(0); }, [&] { f(1); }, [&] { f(2); }, [&] { f(3); }, [&] { f(4); },
+                    [&] { f(5); }, [&] { f(6); }, [&] { f(7); }, [&] { f(8); }, [&] { f(9); });
+    std::uint64_t t = 0;
+    for (std::uint64_t x : s) t += x;
+    return t;
+}
+
+TEST_P(metrics_suite, fork_join_callables_counted_once) {
+    REQUIRE_METRICS();
+    crew_test::watchdog dog(60s);
+    crew::pool& p = pool();
+    for (int round = 0; round < 3; ++round) {
+        crew::pool_metrics a = p.metrics();
+        EXPECT_EQ(p.run([] { return fork_join_tree(4); }), 10000u);
+        crew::pool_metrics d = p.metrics() - a;
+        // The run() job and 9 forked callables at each of the 1 + 10 + 100 + 1000 nodes.
+        EXPECT_EQ(d.total().tasks_run, 1u + 9u * 1111u) << "round " << round;
+        EXPECT_EQ(d.total().fork_join_tasks_run, d.total().tasks_run);
+    }
+}
+
+// The same count when a callable throws: the callables after it are finished by the unwind (and
+// count themselves there), the ones before it were taken back privately or not, and each counts
+// once. Callable `thrower` of each call throws after its own joins; every position is tried.
+TEST_P(metrics_suite, fork_join_callables_counted_once_when_one_throws) {
+    REQUIRE_METRICS();
+    crew_test::watchdog dog(60s);
+    crew::pool& p = pool();
+    crew::pool_metrics a = p.metrics();
+    const int caught = p.run([] {
+        int n = 0;
+        for (int thrower = 0; thrower < 5; ++thrower) {
+            auto c = [thrower](int i) {
+                return [thrower, i] {
+                    if (fib(10) != 55) std::abort();
+                    if (i == thrower) throw std::runtime_error("callable");
+                };
+            };
+            try {
+                crew::fork_join(c(0), c(1), c(2), c(3), c(4));
+            } catch (const std::runtime_error&) {
+                ++n;
+            }
+        }
+        return n;
+    });
+    EXPECT_EQ(caught, 5);
+    crew::pool_metrics d = p.metrics() - a;
+    // run(), then 5 calls of 4 forked callables, each of the 5 callables running fib(10)'s joins.
+    EXPECT_EQ(d.total().tasks_run, 1u + 5u * (4u + 5u * joins_in_fib(10)));
 }
 
 TEST_P(metrics_suite, task_group_children_counted_once) {

@@ -42,27 +42,48 @@ template <std::size_t J, class Jobs>
     }
 }
 
+// fork_join's private take-backs are counted (metrics' inline runs) with one add per call instead
+// of one per job. Jobs are taken back in argument order, newest first, and promotion goes oldest
+// first, so the private take-backs are a prefix: once a job was not private, no later one is. So
+// while every take-back so far was private (`all_private`) none is counted yet, and the last job's
+// private take-back counts all n; at the first job that was not private, the prefix before it is
+// counted (`counted`). `stolen` (a job found stolen, so every later one was) implies counted.
+enum class reclaim_state : unsigned char { all_private, counted, stolen };
+
 // Takes the job of one forked callable back and returns its result: run inline when it is still
-// ours, else the thief's outcome. `stolen` becomes true at the first stolen job (every later job
-// is then stolen too). If it throws (inline or through the thief), the later jobs are finished
-// first (fork_join_unwind), so the exception leaves fork_join after every callable finished.
+// ours, else the thief's outcome. If it throws (inline or through the thief), the later jobs are
+// finished first (fork_join_unwind), so the exception leaves fork_join after every callable finished.
 template <std::size_t I, class Jobs>
-[[gnu::always_inline]] inline stored_t<typename std::tuple_element_t<I, Jobs>::result> fork_join_reclaim(worker& w, Jobs& jobs,
-                                                                                                bool& stolen) {
+[[gnu::always_inline]] inline stored_t<typename std::tuple_element_t<I, Jobs>::result> fork_join_reclaim(
+    worker& w, Jobs& jobs, reclaim_state& state) {
+    constexpr std::size_t n = std::tuple_size_v<Jobs>;
     auto& job = std::get<I>(jobs);
     using job_t = std::remove_reference_t<decltype(job)>;
     try {
-        if (!stolen) {
-            if (w.unfork() || join_take_promoted(w, &job, job.done))  // both count the inline run
+        if (state != reclaim_state::stolen) {
+            if (w.unfork_uncounted()) [[likely]] {
+                // The last job private: so was every one (see above), all counted here.
+                if constexpr (I + 1 == n) w.count_inline_runs(n);
                 return invoke_stored<typename job_t::result>(std::forward<typename job_t::callable>(job.fn));
-            stolen = true;  // join_reclaim_cold waited for it
+            }
+            if (state == reclaim_state::all_private) {  // job I was promoted, and so was every later one
+                w.count_inline_runs(I);
+                state = reclaim_state::counted;
+            }
+            if (join_take_promoted(w, &job, job.done))  // counts its inline run itself
+                return invoke_stored<typename job_t::result>(std::forward<typename job_t::callable>(job.fn));
+            state = reclaim_state::stolen;  // join_reclaim_cold waited for it
         } else {
-            static_cast<void>(w.unfork());  // promoted, as every fork older than a stolen one: only counts it off
+            static_cast<void>(w.unfork_uncounted());  // promoted, as every fork older than a stolen one: only takes it off
             wait_for(job.done);  // acquire (completion): the thief's result
         }
         return job.take_stolen();
     } catch (...) {
-        fork_join_unwind<I + 1>(w, jobs, stolen);
+        // Jobs 0..I ran privately (I threw; the last job's take-back counted them all already);
+        // fork_join_unwind counts the later ones it runs itself.
+        if constexpr (I + 1 < n)
+            if (state == reclaim_state::all_private) w.count_inline_runs(I + 1);
+        fork_join_unwind<I + 1>(w, jobs, state == reclaim_state::stolen);
         throw;
     }
 }
@@ -75,23 +96,23 @@ fork_join_result_t<F0, Fs...> fork_join_on(worker& w, std::index_sequence<I...>,
     std::tuple<join_job<Fs, std::invoke_result_t<Fs>>...> jobs(fs...);
     task* const forked[n] = {&std::get<n - 1 - I>(jobs)...};  // the last callable first: f2 ends on top
     w.fork_many(forked);
-    bool stolen = false;
+    reclaim_state state = reclaim_state::all_private;
     // f1 inline into a local (join_on's fast path); its exception finishes every job first.
     stored_t<R0> first = [&]() __attribute__((always_inline)) -> stored_t<R0> {
         try {
             return invoke_stored<R0>(std::forward<F0>(f0));
         } catch (...) {
-            fork_join_unwind<0>(w, jobs, stolen);
+            fork_join_unwind<0>(w, jobs, false);
             throw;
         }
     }();
     // The jobs in argument order: the first exception wins (fork_join_reclaim finishes the rest).
     if constexpr (std::is_void_v<fork_join_result_t<F0, Fs...>>) {
         static_cast<void>(first);
-        (static_cast<void>(fork_join_reclaim<I>(w, jobs, stolen)), ...);
+        (static_cast<void>(fork_join_reclaim<I>(w, jobs, state)), ...);
     } else {
         // Braced initialisation evaluates left to right: argument order.
-        return fork_join_result_t<F0, Fs...>{std::forward<stored_t<R0>>(first), fork_join_reclaim<I>(w, jobs, stolen)...};
+        return fork_join_result_t<F0, Fs...>{std::forward<stored_t<R0>>(first), fork_join_reclaim<I>(w, jobs, state)...};
     }
 }
 

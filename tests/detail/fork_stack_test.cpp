@@ -111,6 +111,37 @@ TEST(fork_stack, private_take_backs_are_counted_exactly_across_the_count_wrappin
     EXPECT_GT(expected, 16u * 4);  // wrapped several times
 }
 
+// crew::fork_join's way: take-backs without counting, then one count_inline for the private
+// ones. Across the count's wrap (60 depth bits: every 16), with a promoted job now and then.
+TEST(fork_stack, uncounted_take_backs_counted_at_once_across_the_count_wrapping) {
+    fork_stack<int, crew::detail::std_atomics, true, 60> s(2);
+    fake_deque d;
+    int v[5] = {};
+    std::uint64_t expected = 0;
+    for (int round = 0; round < 40; ++round) {
+        int* const batch[5] = {&v[0], &v[1], &v[2], &v[3], &v[4]};
+        EXPECT_FALSE(s.fork_many(batch, [](std::uint64_t) noexcept {}));
+        std::uint64_t ran = 0;
+        if (round % 5 == 2) {
+            s.request();
+            EXPECT_TRUE(s.fork(&v[0]));        // answered: the oldest (v[0] of the batch) goes
+            EXPECT_TRUE(s.promote_oldest(d));  // to the deque
+            EXPECT_TRUE(s.take_back());        // the extra fork, counted by take_back itself
+            ++expected;
+            for (int i = 0; i < 4; ++i) ran += s.take_back_uncounted() ? 1 : 0;
+            EXPECT_FALSE(s.take_back_uncounted());  // the promoted one: taken off, not private
+        } else {
+            for (int i = 0; i < 5; ++i) ran += s.take_back_uncounted() ? 1 : 0;
+        }
+        EXPECT_EQ(s.inline_runs(), expected);  // nothing counted before count_inline
+        s.count_inline(ran);
+        expected += ran;
+        EXPECT_EQ(s.open(), 0);
+        EXPECT_EQ(s.inline_runs(), expected);
+    }
+    EXPECT_GT(expected, 16u * 8);  // wrapped several times, some inside one count_inline
+}
+
 TEST(fork_stack, an_uncounted_stack_reports_no_inline_runs) {
     fork_stack<int, crew::detail::std_atomics, false> s(2);
     int v[3] = {};

@@ -15,7 +15,8 @@
 // The depth word also counts the private take-backs (metrics' inline halves); the second scenario
 // gives that count 2 bits (it wraps every 4 take-backs), and the thief reads it (inline_runs(), as
 // pool::metrics() does) between its steals: every read is at most the owner's private take-backs
-// so far and never below an earlier read (the wraps_ seqlock), and the final count is exact.
+// so far and never below an earlier read (the wraps_ seqlock), and the final count is exact. The
+// last two forks are crew::fork_join's (fork_many, take_back_uncounted, one count_inline).
 // Requests reach the owner through the fork's limit (a requester stores zero after its bit; the
 // owner's cold path restores the limit with an exchange, then reads the bit): at the end, a request
 // still pending has left the limit at zero, so the owner's next fork would answer it.
@@ -52,7 +53,7 @@ struct fork_model : rl::test_suite<fork_model<Policy, DepthBits>, 3> {
     int taken[max_items] = {};
     int forked = 0;
     int private_take_backs = 0;  // owner only; checked in after()
-    static constexpr std::uint64_t joins = 6;  // owner() takes back six forks
+    static constexpr std::uint64_t joins = 8;  // owner() takes back eight forks
 
     fork_model() {
         for (int i = 0; i < max_items; ++i) items[i].id = i;
@@ -78,6 +79,34 @@ struct fork_model : rl::test_suite<fork_model<Policy, DepthBits>, 3> {
         if (popped != nullptr) take(popped);  // else a thief took it (counted by that thief)
     }
     void take(item* it) { take_once(taken, it); }
+    // crew::fork_join's way: two jobs recorded with one fork_many (g oldest), taken back newest
+    // first without counting, then the private ones counted with one count_inline (they are a
+    // prefix: once one was promoted, the older one was too). The count may wrap inside that add.
+    void fork_join_pair() {
+        RL_ASSERT(forked + 2 <= max_items);
+        item& g = items[forked++];
+        item& h = items[forked++];
+        g.payload(RL_INFO) = payload_of(g.id);
+        h.payload(RL_INFO) = payload_of(h.id);
+        item* const batch[2] = {&g, &h};
+        if (forks->fork_many(batch, [](std::uint64_t) noexcept {})) forks->promote_oldest(*deque);
+        int ran = 0;
+        bool promoted = false;
+        for (item* it : {&h, &g}) {
+            if (forks->take_back_uncounted()) {
+                RL_ASSERT(!promoted);  // a private take-back after a promoted one
+                ++ran;
+                take(it);
+                continue;
+            }
+            promoted = true;
+            item* popped = deque->pop();
+            RL_ASSERT(popped == nullptr || popped == it);
+            if (popped != nullptr) take(popped);
+        }
+        forks->count_inline(static_cast<std::uint64_t>(ran));
+        private_take_backs += ran;
+    }
 
     void owner() {
         item* a = fork();
@@ -92,6 +121,7 @@ struct fork_model : rl::test_suite<fork_model<Policy, DepthBits>, 3> {
         item* f = fork();
         join(f);
         join(e);
+        fork_join_pair();
     }
     void thief() {
         std::uint64_t seen = 0;

@@ -30,7 +30,8 @@
 // The depth word (word_) holds n_ in its low DepthBits bits and, when Counted, the number of
 // private take-backs (a join's inline half: metrics' tasks_run) above them, modulo 2^(64 -
 // DepthBits). A private take-back adds 2^DepthBits - 1 (count + 1, depth - 1): the count costs no
-// store of its own. The add's carry out of bit 63 is the count's wrap; that rare path bumps wraps_
+// store of its own (take_back_uncounted subtracts 1 and leaves the count to the caller's
+// count_inline: one add for all of a fork_join's jobs). The add's carry out of bit 63 is the count's wrap; that rare path bumps wraps_
 // under a seqlock (wraps_ odd while the word is rewritten), so inline_runs() (any thread) reads
 // wraps and word consistently: exact up to the relaxed store's visibility, never 2^k off.
 // One compare per fork: limit_ = min(capacity, high-water depth), or zero while a request waits.
@@ -138,6 +139,29 @@ public:
             return true;
         }
         return take_back_cold(w);
+    }
+
+    // Owner only. take_back() without counting: the caller counts its private take-backs itself,
+    // once, with count_inline (crew::fork_join: one add per call instead of one per job).
+    bool take_back_uncounted() noexcept {
+        const std::uint64_t w = word_.load(std::memory_order_relaxed);  // relaxed: see fork
+        if (depth_of(w) > top_) [[likely]] {
+            word_.store(w - 1, std::memory_order_relaxed);  // relaxed: see fork
+            return true;
+        }
+        return take_back_cold(w);  // promoted (the depth test fails there too)
+    }
+    // Owner only: adds m < 2^(64 - DepthBits) private take-backs to the count (those made by
+    // take_back_uncounted). A carry out of bit 63 is one wrap of the count (the seqlock path).
+    void count_inline(std::uint64_t m) noexcept {
+        if constexpr (Counted) {
+            const std::uint64_t w = word_.load(std::memory_order_relaxed);  // relaxed: see fork
+            std::uint64_t next;
+            if (__builtin_add_overflow(w, m << DepthBits, &next)) [[unlikely]]
+                store_wrapped_cold(next);
+            else
+                word_.store(next, std::memory_order_relaxed);  // relaxed: see fork
+        }
     }
 
     // Owner only. Takes `item` back, for an array that does not nest (task_group children may be
@@ -324,6 +348,8 @@ private:
         }
         return take_back_promoted(w);
     }
+
+    [[gnu::noinline, gnu::cold]] void store_wrapped_cold(std::uint64_t next) noexcept { store_wrapped(next); }
 
     // The count part of the word wrapped: rewrite it with wraps_ odd around it (a seqlock).
     void store_wrapped(std::uint64_t next) noexcept {

@@ -157,6 +157,10 @@ public:
     // when it was promoted (the caller pops the deque, as for a pushed job). A private take-back is
     // counted in the fork array's depth word (tasks_run = counters' tasks_run + inline_runs()).
     bool unfork() noexcept { return forks_.take_back(); }
+    // unfork() for a caller that counts its private take-backs itself, once, with
+    // count_inline_runs (crew::fork_join: one add per call instead of one per job).
+    bool unfork_uncounted() noexcept { return forks_.take_back_uncounted(); }
+    void count_inline_runs(std::uint64_t n) noexcept { forks_.count_inline(n); }
     // Any thread: the joins' inline halves this worker ran after a private take-back.
     std::uint64_t inline_runs() const noexcept { return forks_.inline_runs(); }
 
