@@ -7,7 +7,9 @@
 // this thread's last leaf); for crew also the pool's parks, unparks and steals per call.
 // Standalone (not part of the CMake build), from the repository root after building crew in DIR:
 //   g++ -std=c++20 -O3 -DNDEBUG -Iinclude bench/count_probe.cpp DIR/libcrew.a -ltbb -lpthread -o cp
-//   ./cp crew|onetbb|serial THREADS CALLS [GAP_US=0]
+//   ./cp crew|onetbb|halves|mix|serial THREADS CALLS [GAP_US=0]
+// (halves: THREADS spinning std::threads, one contiguous slice each, no scheduler: the floor;
+// mix: crew, onetbb and halves in one process, in rotating blocks of 10 calls, paired ratios.)
 // GAP_US > 0 sleeps that long between calls (a caller that does other work between calls).
 // PROBE_CALLS=1 prints every call (with each worker's metrics delta), PROBE_DUMP=1 the last call's
 // leaves. On a loaded machine, `chrt -f 10 ./cp ...` (root) keeps other processes off both CPUs
@@ -28,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -86,8 +89,74 @@ struct setup {
     std::vector<int> v;
 };
 
+// `halves` (session 18): no scheduler at all. THREADS - 1 helper threads spin on a generation
+// word between calls; each call cuts the range into THREADS equal contiguous slices, the caller
+// taking slice 0 and every slice counted by crew's own leaf loop (count_kernel). Nothing is split,
+// stolen, woken or joined, and the helpers never sleep: the time of a call is what the memory and
+// the leaf loop allow on this machine, the floor crew and oneTBB are read against.
+class halves {
+public:
+    halves(const std::vector<int>& v, std::size_t threads) : v_(v), parts_(threads) {
+        for (std::size_t i = 1; i < threads; ++i) helpers_.emplace_back([this, i] { helper(i); });
+    }
+    ~halves() {
+        stop_.store(true, std::memory_order_relaxed);
+        gen_.fetch_add(1, std::memory_order_release);
+        for (std::thread& t : helpers_) t.join();
+    }
+    std::ptrdiff_t call(recorder& rec) {
+        rec_ = &rec;
+        gen_.fetch_add(1, std::memory_order_release);  // release: rec_ to the helpers (acquire below)
+        parts_[0] = slice(0);
+        while (done_.load(std::memory_order_acquire) != helpers_.size()) {  // acquire: their parts_
+        }
+        done_.store(0, std::memory_order_relaxed);  // no helper reads it before the next generation
+        std::ptrdiff_t sum = 0;
+        for (std::ptrdiff_t x : parts_) sum += x;
+        return sum;
+    }
+
+    // mix mode: while inactive the helpers poll every 100 us instead of spinning, so they take no
+    // CPU from the crew and oneTBB calls in between (the first halves call after activating is
+    // not recorded).
+    void set_active(bool on) { active_.store(on, std::memory_order_relaxed); }
+
+private:
+    std::ptrdiff_t slice(std::size_t i) {
+        const std::size_t n = v_.size(), t = parts_.size();
+        const std::size_t b = n * i / t, e = n * (i + 1) / t;
+        const std::int64_t t0 = rec_->ns();
+        const even_t pred;
+        const auto r = crew::detail::count_kernel<std::ptrdiff_t>(v_.data() + b, e - b, pred);
+        rec_->add({thread_no(), t0, rec_->ns(), b, e});
+        return r;
+    }
+    void helper(std::size_t i) {
+        std::uint64_t seen = 0;
+        for (;;) {
+            std::uint64_t g;
+            while ((g = gen_.load(std::memory_order_acquire)) == seen) {  // acquire: the caller's rec_
+                if (!active_.load(std::memory_order_relaxed)) std::this_thread::sleep_for(std::chrono::microseconds(100));
+            }
+            seen = g;
+            if (stop_.load(std::memory_order_relaxed)) return;
+            parts_[i] = slice(i);
+            done_.fetch_add(1, std::memory_order_release);  // release: parts_[i] to the caller
+        }
+    }
+    const std::vector<int>& v_;
+    std::vector<std::ptrdiff_t> parts_;
+    recorder* rec_ = nullptr;
+    std::atomic<std::uint64_t> gen_{0};
+    std::atomic<std::size_t> done_{0};
+    std::atomic<bool> stop_{false};
+    std::atomic<bool> active_{true};
+    std::vector<std::thread> helpers_;
+};
+
 // One call of the chosen implementation; every leaf goes to `rec`.
-std::ptrdiff_t run_call(const setup& su, crew::pool& pool, tbb::task_arena& arena, recorder& rec) {
+std::ptrdiff_t run_call(const setup& su, crew::pool& pool, tbb::task_arena& arena, recorder& rec, halves* h) {
+    if (h != nullptr) return h->call(rec);
     const even_t pred;
     const std::vector<int>& v = su.v;
     if (su.impl == "crew") {
@@ -192,9 +261,51 @@ void print_summary(const setup& su, const series& s, const crew::worker_metrics&
 
 }  // namespace
 
+// `mix` (session 18): crew, oneTBB and halves in one process over the same vector (the same
+// pages), in blocks of 10 calls each, rotating, each block after one unrecorded call. Prints each
+// one's median call and the median over rounds of the paired ratios (a round = one block of each).
+int run_mix(setup& su, crew::pool& pool, tbb::task_arena& arena, std::ptrdiff_t expect) {
+    const char* names[3] = {"crew", "onetbb", "halves"};
+    halves h(su.v, su.threads);
+    h.set_active(false);
+    std::vector<double> all[3], ratio_ch, ratio_th, ratio_ct;
+    recorder rec;
+    const int rounds = std::max(1, su.calls / 10);
+    for (int r = 0; r < rounds; ++r) {
+        double block[3];
+        for (int k = 0; k < 3; ++k) {
+            su.impl = names[k];
+            h.set_active(k == 2);
+            std::vector<double> wall;
+            for (int c = 0; c <= 10; ++c) {
+                rec.used = 0;
+                rec.t0 = clk::now();
+                const std::ptrdiff_t got = run_call(su, pool, arena, rec, k == 2 ? &h : nullptr);
+                const double w = static_cast<double>(rec.ns()) / 1e6;
+                if (got != expect) {
+                    std::fprintf(stderr, "%s: wrong answer %td (expected %td)\n", names[k], got, expect);
+                    return 1;
+                }
+                if (c > 0) wall.push_back(w);
+            }
+            block[k] = median(wall);
+            all[k].insert(all[k].end(), wall.begin(), wall.end());
+        }
+        ratio_ch.push_back(block[0] / block[2]);
+        ratio_th.push_back(block[1] / block[2]);
+        ratio_ct.push_back(block[0] / block[1]);
+    }
+    h.set_active(true);
+    std::printf("mix threads=%zu rounds=%d: median call crew %.3f ms, onetbb %.3f ms, halves %.3f ms; per round: "
+                "crew/halves %.3f, onetbb/halves %.3f, crew/onetbb %.3f\n",
+                su.threads, rounds, median(all[0]), median(all[1]), median(all[2]), median(ratio_ch), median(ratio_th),
+                median(ratio_ct));
+    return 0;
+}
+
 int main(int argc, char** argv) {
     if (argc < 4) {
-        std::fprintf(stderr, "usage: %s crew|onetbb|serial THREADS CALLS [GAP_US]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s crew|onetbb|halves|mix|serial THREADS CALLS [GAP_US]\n", argv[0]);
         return 2;
     }
     setup su;
@@ -208,13 +319,16 @@ int main(int argc, char** argv) {
     crew::pool pool(su.threads);
     tbb::task_arena arena(static_cast<int>(su.threads));
     arena.initialize();
+    if (su.impl == "mix") return run_mix(su, pool, arena, expect);
+    std::unique_ptr<halves> h;
+    if (su.impl == "halves") h = std::make_unique<halves>(su.v, su.threads);
     series s;
     recorder rec;
     crew::pool_metrics m0 = pool.metrics(), before_call = m0;
     for (int c = 0; c <= su.calls; ++c) {  // call 0 warms up
         rec.used = 0;
         rec.t0 = clk::now();
-        const std::ptrdiff_t got = run_call(su, pool, arena, rec);
+        const std::ptrdiff_t got = run_call(su, pool, arena, rec, h.get());
         const double w = static_cast<double>(rec.ns()) / 1e6;
         if (got != expect) {
             std::fprintf(stderr, "wrong answer %td (expected %td)\n", got, expect);

@@ -31,9 +31,10 @@
 // private take-backs (a join's inline half: metrics' tasks_run) above them, modulo 2^(64 -
 // DepthBits). A private take-back adds 2^DepthBits - 1 (count + 1, depth - 1): the count costs no
 // store of its own (take_back_uncounted subtracts 1 and leaves the count to the caller's
-// count_inline: one add for all of a fork_join's jobs). The add's carry out of bit 63 is the count's wrap; that rare path bumps wraps_
-// under a seqlock (wraps_ odd while the word is rewritten), so inline_runs() (any thread) reads
-// wraps and word consistently: exact up to the relaxed store's visibility, never 2^k off.
+// count_inline: one add for all of a fork_join's jobs). The add's carry out of bit 63 is the
+// count's wrap; that rare path bumps wraps_ under a seqlock (wraps_ odd while the word is
+// rewritten), so inline_runs() (any thread) reads wraps and word consistently: exact up to the
+// relaxed store's visibility, never 2^k off.
 // One compare per fork: limit_ = min(capacity, high-water depth), or zero while a request waits.
 // Its cold path grows the array, notes a new high-water depth (metrics' max_deque_depth counts
 // private forks) and answers requests.
