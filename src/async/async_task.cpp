@@ -77,22 +77,28 @@ void async_task::run_once(std::uint32_t transfers) noexcept {
 
 void async_task::run(task* t) noexcept {
     auto* self = static_cast<async_task*>(t);
-    switch (self->state.transition_to_running()) {
+    if (self->start_entry()) self->run_once();
+}
+
+// The holder of a queue entry (a popped one, or one taken back) takes the run. False: nothing
+// to run (a stale entry, which dropped its reference; or the shutdown drain's cancel).
+bool async_task::start_entry() noexcept {
+    switch (state.transition_to_running()) {
     case run_result::failed:
-        return;  // a stale entry: it dropped its reference
+        return false;  // a stale entry: it dropped its reference
     case run_result::dealloc:
-        self->deallocate();
-        return;
+        deallocate();
+        return false;
     case run_result::cancelled:
         // Only the shutdown drain sets CANCELLED, after the workers stopped; defensive.
-        self->destroy_root();
-        self->frame_destroyed = true;
-        self->complete(2);
-        return;
+        destroy_root();
+        frame_destroyed = true;
+        complete(2);
+        return false;
     case run_result::success:
-        break;
+        return true;
     }
-    self->run_once();
+    return false;
 }
 
 bool async_task::run_inline() noexcept {
@@ -100,16 +106,22 @@ bool async_task::run_inline() noexcept {
     // one and continues the count, so a chain of inline runs and transfers stays within
     // max_inline_transfers frames).
     if (inline_run_depth >= max_inline_runs || inline_transfers >= max_inline_transfers) return false;
-    if (!state.claim_to_run_inline()) return false;
-    const nested_async_run saved;  // the awaiter's run state
-    // `owner` is read after the claim (its acquire orders a migrate by an earlier run before it).
-    if (owner != saved.task->owner) [[unlikely]] {
-        // Another pool's task: give the run back, queued on its own pool (the claim's reference
-        // becomes the new entry's; the old entry stays stale).
+    // Spawned by this worker and still in its LIFO slot (a spawn+await): take the entry back and
+    // run it as the worker's pop would (session 19). Else claim the run, leaving the entry stale.
+    if (take_back_queued(this)) {
+        if (!start_entry()) return false;  // never the last reference: the awaiter's handle holds one
+    } else if (!state.claim_to_run_inline()) {
+        return false;
+    } else if (owner != current_async_task->owner) [[unlikely]] {
+        // `owner` is read after the claim (its acquire orders a migrate by an earlier run before
+        // it). Another pool's task: give the run back, queued on its own pool (the claim's
+        // reference becomes the new entry's; the old entry stays stale). (A taken-back entry was
+        // in this worker's own queue: running it here is what the worker would do.)
         notify_self();
         after_run();
         return false;
     }
+    const nested_async_run saved;  // the awaiter's run state
     ++inline_run_depth;
     run_once(saved.transfers + 1);
     --inline_run_depth;

@@ -493,6 +493,9 @@ CREW_ALL_POOL_SIZES(task_test);
 // them there (cross-core frees) and pulling the awaiting task over. Now nothing reaches the ring:
 // its high-water mark stays at a few entries, steals stay rare (a thief may still take the slot
 // of a spawner that was descheduled, after the lone-task grace), and every child runs once.
+// Session 19: the awaiter takes its child's entry back from the slot (worker::take_back_lifo), so
+// no stale entry waits there either; before, an idle worker took one whenever a cycle outlasted
+// the grace (114-255 per 10,000 cycles under TSan, where a cycle takes about 4 us).
 TEST(task_lifo_spawn, spawn_await_at_two_workers_leaves_no_stale_entries_behind) {
     crew_test::watchdog dog(120s);
     crew::pool_options o;

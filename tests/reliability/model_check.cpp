@@ -63,6 +63,8 @@ const scenario task_word_scenarios[task_word_scenario_count] = {
     task_detach_scenario<bug::none>("task_state_detach"),
     task_displace_scenario<bug::none, false>("task_state_displace"),
     task_displace_scenario<bug::none, true>("task_state_displace_cancel"),
+    task_take_back_scenario<bug::none, false>("task_state_take_back"),
+    task_take_back_scenario<bug::none, true>("task_state_take_back_cancel"),
     wait_block_scenario<bug::none, true>("wait_block_send_cancel_destroy"),
     wait_block_scenario<bug::none, false>("wait_block_close_cancel"),
 };

@@ -369,4 +369,55 @@ struct task_displace_model : rl::test_suite<task_displace_model<Policy, Cancel>,
     void after() { task::drain_and_check(); }
 };
 
+// ---------------------------------------------------------------------------------------------
+// Take-back (session 19; worker::take_back_lifo, async_task::run_inline): the task's one entry
+// sits in its owner's LIFO slot (a spawn from a task), and its awaiter runs on that owner. Thread
+// 0 is the owner and awaiter: it takes the entry back from the slot with a CAS and runs it as a
+// pop would (transition_to_running), or, when a thief took it first, claims the run inline (or
+// leaves it), then drops its handle. Thread 1 is a thief that takes the slot (steal_lifo_from)
+// and runs the entry. Thread 2 sends the message and wakes the task by value (Cancel: cancels it
+// first). Checked, as task_displace_model: one run at a time, a later run only after the message,
+// completes once, result and frame freed once, at most one entry (the slot's entry is taken once:
+// by the CAS or by the thief, never both).
+template <class Policy, bool Cancel>
+struct task_take_back_model : rl::test_suite<task_take_back_model<Policy, Cancel>, 3>, claimable_task<Policy, Cancel> {
+    using task = claimable_task<Policy, Cancel>;
+    model_atomic<int> slot{1};  // the owner's LIFO slot holds the entry
+    task_take_back_model() : task(false) {}
+
+    // worker::take_back_lifo: only the owner puts, so the slot holds the entry or nothing.
+    bool take_back() {
+        if (slot.load(std::memory_order::relaxed) != 1) return false;
+        if constexpr (Policy::injected_bug == crew::detail::bug::lifo_take_back_store) {
+            slot.store(0, std::memory_order::relaxed);  // the bug: a store, racing the thief's exchange
+            return true;
+        }
+        int expected = 1;
+        return slot.compare_exchange_strong(expected, 0, std::memory_order::acquire, std::memory_order::relaxed);
+    }
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            if (take_back()) {
+                --task::entries;
+                task::run();  // async_task::start_entry, then the run
+                task::drop_handle();
+            } else {
+                task::await_inline_then_drop_handle();
+            }
+        } else if (index == 1) {
+            if (slot.exchange(0, std::memory_order::acq_rel) == 1) {  // steal_lifo_from
+                --task::entries;
+                task::run();
+            }
+            for (int i = 0; i < 2; ++i)
+                if (task::take_entry()) task::run();
+        } else {
+            task::send_and_wake();
+        }
+    }
+
+    void after() { task::drain_and_check(); }
+};
+
 }  // namespace crew_model

@@ -403,6 +403,13 @@ constexpr scenario task_displace_scenario(const char* name) {
     return {name, &simulate<task_displace_model<relacy_atomics<Bug>, Cancel>>};
 }
 
+// The awaiter's take-back of its own spawn from the LIFO slot (model_task_state.hpp,
+// task_take_back_model).
+template <bug Bug, bool Cancel>
+constexpr scenario task_take_back_scenario(const char* name) {
+    return {name, &simulate<task_take_back_model<relacy_atomics<Bug>, Cancel>>};
+}
+
 // The lifetime of a primitive's state block (model_wait_block.hpp).
 template <bug Bug, bool Send>
 constexpr scenario wait_block_scenario(const char* name) {
@@ -410,9 +417,9 @@ constexpr scenario wait_block_scenario(const char* name) {
 }
 
 // Registered in model_check.cpp (the correct code) and model_teeth.cpp (the bugs).
-inline constexpr int task_word_scenario_count = 9;
+inline constexpr int task_word_scenario_count = 11;
 extern const scenario task_word_scenarios[task_word_scenario_count];
-inline constexpr int task_word_bug_count = 11;
+inline constexpr int task_word_bug_count = 12;
 extern const bug_entry task_word_bugs[task_word_bug_count];
 
 }  // namespace crew_model

@@ -65,6 +65,11 @@ template <bug Bug>
 constexpr scenario displace_teeth[] = {task_displace_scenario<Bug, false>("task_state_displace"),
                                        task_displace_scenario<Bug, true>("task_state_displace_cancel")};
 
+// The owner's take-back from its LIFO slot racing a thief's take, a wake and a cancel.
+template <bug Bug>
+constexpr scenario take_back_teeth[] = {task_take_back_scenario<Bug, false>("task_state_take_back"),
+                                        task_take_back_scenario<Bug, true>("task_state_take_back_cancel")};
+
 // The block's lifetime: a cancelled awaiter coming back after a send or during the destructor.
 template <bug Bug>
 constexpr scenario wait_block_teeth[] = {wait_block_scenario<Bug, true>("wait_block_send_cancel_destroy"),
@@ -131,6 +136,7 @@ const bug_entry task_word_bugs[task_word_bug_count] = {
     {"state_exclusive_ignores_refs", detach_teeth<bug::state_exclusive_ignores_refs>, 3},
     {"wait_idle_ignores_lock", wait_block_teeth<bug::wait_idle_ignores_lock>, 2},
     {"wait_failed_claim_uncounts", wait_block_teeth<bug::wait_failed_claim_uncounts>, 2},
+    {"lifo_take_back_store", take_back_teeth<bug::lifo_take_back_store>, 2},
 };
 
 }  // namespace crew_model

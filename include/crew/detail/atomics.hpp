@@ -69,6 +69,7 @@ enum class bug : unsigned {
     state_exclusive_ignores_refs,  // task_state: the RMW-free exclusive completion ignores the reference count (frees while a waker or entry holds one)
     remote_push_relaxed,   // frame_cache remote list: push publishes the node with a relaxed CAS
     lifo_hidden_from_recheck,  // the LIFO-slot sleep/wake model: the park re-check ignores LIFO slots
+    lifo_take_back_store,      // the take-back model: the owner empties its LIFO slot with a store, not a CAS (a thief's take races it)
     fork_promoted_run_inline,  // fork_stack take_back(): a promoted job is also taken back inline
     fork_top_not_lowered,      // fork_stack take_back(): top_ is not lowered after a promoted take-back
     fork_wrap_torn,            // fork_stack: the count's wrap rewrites the depth word without the wraps_ seqlock

@@ -256,6 +256,20 @@ public:
     void wake_async(task* t, bool run_over);  // the LIFO slot; its previous occupant goes to the ring
     void yield_async(task* t);  // the back of the ring; counts a budget-forced yield
     frame_cache& frames() noexcept { return frames_; }
+    // The worker's own thread: the awaiter of `t` (async_task::run_inline) takes t's entry back
+    // from this worker's LIFO slot, as the worker's own pop would. True: the caller holds the
+    // entry; false: the slot holds something else (a thief took t, a newer task displaced it, or t
+    // was never here). A spawn+await then leaves no stale entry in the slot (session 19).
+    bool take_back_lifo(task* t) noexcept {
+        if (lifo_.load(std::memory_order_relaxed) != t) return false;  // relaxed: only this thread puts
+        if (alone_) {
+            lifo_.store(nullptr, std::memory_order_relaxed);  // no thief can take it meanwhile
+            return true;
+        }
+        // The CAS, not a store: a thief's exchange may take t first. acquire: as find_async_local's
+        // exchange (pairs with wake_async's release put; here this thread's own).
+        return lifo_.compare_exchange_strong(t, nullptr, std::memory_order_acquire, std::memory_order_relaxed);
+    }
     // Any thread: is a coroutine task queued here (ring or LIFO slot)?
     bool async_queued_hint() const noexcept {
         // relaxed: a hint, ordered against the parking re-check by parking.hpp's seq_cst fences.
@@ -383,8 +397,9 @@ private:
     frame_cache frames_;
     // ring_: coroutine tasks, FIFO; owner pushes/pops, thieves steal half (async_ring.hpp).
     async_ring<task> ring_;
-    // lifo_: the LIFO slot. Every access is an exchange (owner: put and take; thieves: take) or a
-    // relaxed load used as a hint before one; see wake_async.
+    // lifo_: the LIFO slot. Written by the owner (put, take, take back) and thieves (take); every
+    // write is an exchange or CAS (a plain store only into an empty slot, or with no thief at all),
+    // every other read a relaxed hint before one; see wake_async.
     alignas(cache_line) std_atomics::atomic<task*> lifo_{nullptr};
     alignas(cache_line) worker_counters counters_;
 };

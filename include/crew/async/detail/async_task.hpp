@@ -109,9 +109,11 @@ public:
 
     // detail::task::execute: a worker popped a queue entry of this task.
     static void run(task* t) noexcept;
+    bool start_entry() noexcept;  // the popped entry's transition to RUNNING (see run())
 
     // The running task (current_async_task) awaits this task's join handle and this task is queued
-    // and not started: take its run (task_state's claim_to_run_inline) and run it here, on the
+    // and not started: take its entry back from this worker's LIFO slot, or else its run
+    // (task_state's claim_to_run_inline), and run it here, on the
     // awaiter's stack, instead of suspending the awaiter until a worker gets to it. True: it ran
     // (it may have completed, or suspended); false: nothing happened (not queued, running or
     // complete, cancelled, the nesting bound, or another pool's task). The awaiter's run state is
