@@ -59,11 +59,6 @@ bool schedule_async(registry& r, task* t, async_wake how) {
     return inject_async(r, t);  // the injector + notify_one; false once the pool refuses work
 }
 
-bool take_back_queued(task* t) noexcept {
-    worker* w = current_worker;
-    return w != nullptr && w->take_back_lifo(t);
-}
-
 // ---- frames ----
 
 namespace {

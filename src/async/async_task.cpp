@@ -75,14 +75,10 @@ void async_task::run_once(std::uint32_t transfers) noexcept {
     after_run();
 }
 
-void async_task::run(task* t) noexcept {
-    auto* self = static_cast<async_task*>(t);
-    if (self->start_entry()) self->run_once();
-}
-
 // The holder of a queue entry (a popped one, or one taken back) takes the run. False: nothing
 // to run (a stale entry, which dropped its reference; or the shutdown drain's cancel).
-bool async_task::start_entry() noexcept {
+// Inlined into both callers (out of line, every popped run paid a call).
+[[gnu::always_inline]] inline bool async_task::start_entry() noexcept {
     switch (state.transition_to_running()) {
     case run_result::failed:
         return false;  // a stale entry: it dropped its reference
@@ -101,6 +97,11 @@ bool async_task::start_entry() noexcept {
     return false;
 }
 
+void async_task::run(task* t) noexcept {
+    auto* self = static_cast<async_task*>(t);
+    if (self->start_entry()) self->run_once();
+}
+
 bool async_task::run_inline() noexcept {
     // The stack bounds: nested inline runs, and the awaiter's transfers (the inline run counts as
     // one and continues the count, so a chain of inline runs and transfers stays within
@@ -108,7 +109,8 @@ bool async_task::run_inline() noexcept {
     if (inline_run_depth >= max_inline_runs || inline_transfers >= max_inline_transfers) return false;
     // Spawned by this worker and still in its LIFO slot (a spawn+await): take the entry back and
     // run it as the worker's pop would (session 19). Else claim the run, leaving the entry stale.
-    if (take_back_queued(this)) {
+    // (Inline: out of line, the failed look cost ping_pong about 30 instructions per round.)
+    if (worker* const w = current_worker; w != nullptr && w->take_back_lifo(this)) {
         if (!start_entry()) return false;  // never the last reference: the awaiter's handle holds one
     } else if (!state.claim_to_run_inline()) {
         return false;

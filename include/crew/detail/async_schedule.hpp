@@ -55,11 +55,6 @@ enum class async_wake : std::uint8_t {
 // it. Defined in src/async/async_task.cpp.
 bool drop_stale_entry(task* t) noexcept;
 
-// The calling worker's LIFO slot holds `t`'s queue entry: take it back (true: the caller now holds
-// the entry, as a pop would give it). False on a thread that is no worker, or when the slot holds
-// anything else. Defined in src/async_schedule.cpp.
-bool take_back_queued(task* t) noexcept;
-
 // Is `t` a spawned coroutine task (async_task::run)? The worker counts coroutine runs that came
 // through the injector with it. Defined in src/async/async_task.cpp.
 bool is_async_task(const task* t) noexcept;
