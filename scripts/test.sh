@@ -49,7 +49,7 @@ run_ctest build/gcc -LE 'long|model|teeth|fuzz' -j "$jobs"
 section "clang (Release, -Werror)"
 # The Relacy model checks and the Rust peer run from the g++ build; building them twice costs
 # about four minutes of the CI's budget and checks nothing more. The algorithms' type matrices
-# (about 3.5 minutes of CPU) are compiled and run by clang in the ASan+UBSan build below.
+# (about 3.5 minutes of CPU) are compiled and run by clang in the ASan+UBSan build below, at -O0.
 build build/clang -DCMAKE_CXX_COMPILER=clang++ -DCREW_BUILD_MODEL_CHECKS=OFF -DCREW_BENCH_PEERS_RUST=OFF -DCREW_BUILD_TYPE_MATRIX_TESTS=OFF
 run_ctest build/clang -L 'concurrency|codegen' -j "$jobs"
 
