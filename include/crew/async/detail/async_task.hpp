@@ -109,7 +109,6 @@ public:
 
     // detail::task::execute: a worker popped a queue entry of this task.
     static void run(task* t) noexcept;
-    bool start_entry() noexcept;  // the popped entry's transition to RUNNING (see run())
 
     // The running task (current_async_task) awaits this task's join handle and this task is queued
     // and not started: take its entry back from this worker's LIFO slot, or else its run
@@ -180,6 +179,8 @@ private:
 
     // `transfers`: inline_transfers at the start of the run (an inline run continues its awaiter's).
     void run_once(std::uint32_t transfers = 0) noexcept;
+    // A popped entry's transition to RUNNING (run(); run_inline() after taking its entry back).
+    bool start_entry() noexcept;
     void link_cold() noexcept;
     void after_run() noexcept;
     void complete(std::uint64_t scheduler_refs) noexcept;
