@@ -61,9 +61,9 @@ template <std::size_t I, class Jobs>
     using job_t = std::remove_reference_t<decltype(job)>;
     try {
         if (state != reclaim_state::stolen) {
-            if (w.unfork_uncounted()) [[likely]] {
-                // The last job private: so was every one (see above), all counted here.
-                if constexpr (I + 1 == n) w.count_inline_runs(n);
+            // The last job's take-back, when private (so was every one, see above), counts all n.
+            const bool mine = I + 1 == n ? w.unfork_counting(n) : w.unfork_uncounted();
+            if (mine) [[likely]] {
                 return invoke_stored<typename job_t::result>(std::forward<typename job_t::callable>(job.fn));
             }
             if (state == reclaim_state::all_private) {  // job I was promoted, and so was every later one

@@ -142,6 +142,40 @@ TEST(fork_stack, uncounted_take_backs_counted_at_once_across_the_count_wrapping)
     EXPECT_GT(expected, 16u * 8);  // wrapped several times, some inside one count_inline
 }
 
+// crew::fork_join's last job: take_back_counting(m) counts the m - 1 uncounted take-backs before
+// it and its own in one add, across the count's wrap (60 depth bits: every 16); when the last job
+// was promoted it counts nothing (the caller's count_inline counts the others).
+TEST(fork_stack, the_last_take_back_counts_the_uncounted_ones_across_the_count_wrapping) {
+    fork_stack<int, crew::detail::std_atomics, true, 60> s(2);
+    fake_deque d;
+    int v[5] = {};
+    std::uint64_t expected = 0;
+    for (int round = 0; round < 40; ++round) {
+        int* const batch[5] = {&v[0], &v[1], &v[2], &v[3], &v[4]};
+        EXPECT_FALSE(s.fork_many(batch, [](std::uint64_t) noexcept {}));
+        if (round % 5 == 2) {  // the oldest (v[0], taken back last) promoted
+            s.request();
+            EXPECT_TRUE(s.fork(&v[0]));
+            EXPECT_TRUE(s.promote_oldest(d));
+            EXPECT_TRUE(s.take_back());
+            ++expected;
+            for (int i = 0; i < 4; ++i) EXPECT_TRUE(s.take_back_uncounted());
+            EXPECT_FALSE(s.take_back_counting(5));  // promoted: counts nothing
+            EXPECT_EQ(s.inline_runs(), expected);
+            s.count_inline(4);
+            expected += 4;
+        } else {
+            for (int i = 0; i < 4; ++i) EXPECT_TRUE(s.take_back_uncounted());
+            EXPECT_EQ(s.inline_runs(), expected);
+            EXPECT_TRUE(s.take_back_counting(5));
+            expected += 5;
+        }
+        EXPECT_EQ(s.open(), 0);
+        EXPECT_EQ(s.inline_runs(), expected);
+    }
+    EXPECT_GT(expected, 16u * 8);  // wrapped several times, some inside one take_back_counting
+}
+
 TEST(fork_stack, an_uncounted_stack_reports_no_inline_runs) {
     fork_stack<int, crew::detail::std_atomics, false> s(2);
     int v[3] = {};

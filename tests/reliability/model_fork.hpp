@@ -16,7 +16,8 @@
 // gives that count 2 bits (it wraps every 4 take-backs), and the thief reads it (inline_runs(), as
 // pool::metrics() does) between its steals: every read is at most the owner's private take-backs
 // so far and never below an earlier read (the wraps_ seqlock), and the final count is exact. The
-// last two forks are crew::fork_join's (fork_many, take_back_uncounted, one count_inline).
+// last two forks are crew::fork_join's (fork_many, take_back_uncounted, take_back_counting or
+// one count_inline).
 // Requests reach the owner through the fork's limit (a requester stores zero after its bit; the
 // owner's cold path restores the limit with an exchange, then reads the bit): at the end, a request
 // still pending has left the limit at zero, so the owner's next fork would answer it.
@@ -80,8 +81,9 @@ struct fork_model : rl::test_suite<fork_model<Policy, DepthBits>, 3> {
     }
     void take(item* it) { take_once(taken, it); }
     // crew::fork_join's way: two jobs recorded with one fork_many (g oldest), taken back newest
-    // first without counting, then the private ones counted with one count_inline (they are a
-    // prefix: once one was promoted, the older one was too). The count may wrap inside that add.
+    // first without counting; the last one, when every take-back was private, counts both in its
+    // own add (take_back_counting), else the private ones are counted with one count_inline (they
+    // are a prefix: once one was promoted, the older one was too). The count may wrap in either add.
     void fork_join_pair() {
         RL_ASSERT(forked + 2 <= max_items);
         item& g = items[forked++];
@@ -92,10 +94,14 @@ struct fork_model : rl::test_suite<fork_model<Policy, DepthBits>, 3> {
         if (forks->fork_many(batch, [](std::uint64_t) noexcept {})) forks->promote_oldest(*deque);
         int ran = 0;
         bool promoted = false;
+        bool counted = false;
         for (item* it : {&h, &g}) {
-            if (forks->take_back_uncounted()) {
+            // The last job while every earlier one was private: take_back_counting counts them all.
+            const bool last = it == &g && !promoted;
+            if (last ? forks->take_back_counting(static_cast<std::uint64_t>(ran + 1)) : forks->take_back_uncounted()) {
                 RL_ASSERT(!promoted);  // a private take-back after a promoted one
                 ++ran;
+                counted = last;
                 take(it);
                 continue;
             }
@@ -104,7 +110,7 @@ struct fork_model : rl::test_suite<fork_model<Policy, DepthBits>, 3> {
             RL_ASSERT(popped == nullptr || popped == it);
             if (popped != nullptr) take(popped);
         }
-        forks->count_inline(static_cast<std::uint64_t>(ran));
+        if (!counted) forks->count_inline(static_cast<std::uint64_t>(ran));
         private_take_backs += ran;
     }
 

@@ -30,8 +30,9 @@
 // The depth word (word_) holds n_ in its low DepthBits bits and, when Counted, the number of
 // private take-backs (a join's inline half: metrics' tasks_run) above them, modulo 2^(64 -
 // DepthBits). A private take-back adds 2^DepthBits - 1 (count + 1, depth - 1): the count costs no
-// store of its own (take_back_uncounted subtracts 1 and leaves the count to the caller's
-// count_inline: one add for all of a fork_join's jobs). The add's carry out of bit 63 is the
+// store of its own (take_back_uncounted subtracts 1 and leaves the count to the caller: the last
+// job's take_back_counting, or count_inline after a promoted one: one add for all of a fork_join's
+// jobs). The add's carry out of bit 63 is the
 // count's wrap; that rare path bumps wraps_ under a seqlock (wraps_ odd while the word is
 // rewritten), so inline_runs() (any thread) reads wraps and word consistently: exact up to the
 // relaxed store's visibility, never 2^k off.
@@ -151,6 +152,25 @@ public:
             return true;
         }
         return take_back_cold(w);  // promoted (the depth test fails there too)
+    }
+    // Owner only. take_back_uncounted() for the last of m take-backs whose m - 1 before it were
+    // private and uncounted: when this one is private too, it counts all m in its own add (count
+    // + m, depth - 1), so crew::fork_join's last job spends no second load and store of the word
+    // (count_inline's load would wait on the take-back's store). False, counting nothing, when
+    // this one was promoted: the caller counts the m - 1 with count_inline.
+    bool take_back_counting(std::uint64_t m) noexcept {
+        if constexpr (!Counted) {
+            return take_back_uncounted();
+        } else {
+            const std::uint64_t w = word_.load(std::memory_order_relaxed);  // relaxed: see fork
+            const std::uint64_t step = (m << DepthBits) - 1;  // m = 1: take_back_step
+            std::uint64_t next;
+            if (depth_of(w) > top_ && !__builtin_add_overflow(w, step, &next)) [[likely]] {
+                word_.store(next, std::memory_order_relaxed);  // relaxed: see fork
+                return true;
+            }
+            return take_back_counting_cold(w, step);
+        }
     }
     // Owner only: adds m < 2^(64 - DepthBits) private take-backs to the count (those made by
     // take_back_uncounted). A carry out of bit 63 is one wrap of the count (the seqlock path).
@@ -345,6 +365,15 @@ private:
     [[gnu::noinline]] bool take_back_cold(std::uint64_t w) noexcept {
         if (depth_of(w) > top_) {
             store_wrapped(w + take_back_step);
+            return true;
+        }
+        return take_back_promoted(w);
+    }
+
+    // take_back_counting's: a promoted job, or a private one whose count wraps in the add.
+    [[gnu::noinline]] bool take_back_counting_cold(std::uint64_t w, std::uint64_t step) noexcept {
+        if (depth_of(w) > top_) {
+            store_wrapped(w + step);
             return true;
         }
         return take_back_promoted(w);

@@ -161,6 +161,8 @@ public:
     // count_inline_runs (crew::fork_join: one add per call instead of one per job).
     bool unfork_uncounted() noexcept { return forks_.take_back_uncounted(); }
     void count_inline_runs(std::uint64_t n) noexcept { forks_.count_inline(n); }
+    // The last of n uncounted take-backs: when private, counts all n in its own store.
+    bool unfork_counting(std::uint64_t n) noexcept { return forks_.take_back_counting(n); }
     // Any thread: the joins' inline halves this worker ran after a private take-back.
     std::uint64_t inline_runs() const noexcept { return forks_.inline_runs(); }
 
