@@ -153,12 +153,34 @@ task* worker::find_task() {
 // injector's lock made find_task (once per task run) save five registers on every call.
 task* worker::find_remote_cold() {
     if (task* t = steal_round()) return t;
-    if (task* t = owner_.injector().pop()) {
-        begin_async_run();  // it may be a coroutine task: a fresh budget
-        lifo_runs_ = 0;
-        return note_injected(t);
-    }
-    return nullptr;
+    return pop_injector_batch();
+}
+
+// The injector in batches. Nothing was local and nothing could be stolen, so our ring is empty
+// (only this thread pushes; a steal round that took anything returned it). Take the injector's
+// oldest task to run now and, in the same lock acquisition, the overflowed coroutine tasks right
+// behind it into our ring: this worker's share of the queue (its length / the worker count + 1),
+// at most half a ring, as Tokio pulls its inject queue. A ring that overflows later sends its
+// NEWEST half back, and these, the oldest, are never in it, so no task bounces between the two
+// (async_ring.hpp, "Overflow"). Tasks a thread outside the pool spawned carry the injection stamp
+// (the schedule-latency histogram measures them to their start) and come one at a time, as do
+// fork-join jobs. Stale entries are dropped as they are moved (each holds its frame until then).
+// The ring's push cannot overflow here (half a ring of room at least: a steal in
+// progress claims at most half), and would hand the task back to the injector if it did.
+task* worker::pop_injector_batch() {
+    constexpr std::size_t most = decltype(ring_)::capacity() / 2;
+    auto& injector = owner_.injector();
+    const std::size_t share = std::min(injector.size_hint() / owner_.size() + 1, most);
+    task* batch[most];
+    const std::size_t n =
+        injector.pop_batch(batch, share, [](const task* t) { return t->queued_at == 0 && is_async_task(t); });
+    if (n == 0) return nullptr;
+    for (std::size_t i = 1; i < n; ++i)  // a stale entry (its awaiter ran it inline) is dropped, not queued
+        if (!drop_stale_entry(batch[i])) push_async_quiet(batch[i]);
+    worker_counters::bump(counters_.injector_pops, n - 1);  // note_injected counts batch[0]
+    begin_async_run();  // batch[0] may be a coroutine task: a fresh budget
+    lifo_runs_ = 0;
+    return note_injected(batch[0]);
 }
 
 // The interval is up: retune it, then look at the injector first, then at a stuck worker's ring.

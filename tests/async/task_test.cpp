@@ -4,9 +4,12 @@
 #include <crew/async/detail/oneshot_event.hpp>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -385,6 +388,54 @@ TEST_P(task_test, a_burst_through_the_injector_runs_each_task_once) {
         EXPECT_EQ(pool().block_on(parent(e, never)), expected);
         EXPECT_EQ(started.load(), n);
         EXPECT_EQ(finished.load(), n - (n + 2) / 3);
+    }
+}
+
+// Session 22: a worker that takes an overflowed coroutine task from the injector takes its share
+// of the ones behind it into its ring in the same lock acquisition (src/worker.cpp, "The injector in
+// batches"). A burst of detached tasks (no awaiter runs one inline, so the injector holds no stale
+// entries) each record the injector's length when they start. At one worker the runs are
+// sequential and nothing else is queued: taken one at a time, the length falls by exactly 1 from
+// one run to the next, so a fall of more than 1 is a batch. On every pool size, every task runs
+// once and the burst went through the injector.
+TEST_P(task_test, overflowed_tasks_come_back_from_the_injector_in_batches) {
+    crew_test::watchdog dog(120s);
+    constexpr int n = 2000;
+    struct burst_state {
+        std::vector<std::uint64_t> seen = std::vector<std::uint64_t>(n, 0);
+        std::vector<std::atomic<int>> runs = std::vector<std::atomic<int>>(n);
+        std::atomic<int> next{0};
+        oneshot_event all_ran;
+    };
+    // Each probe holds the state: the last one's set() may still run when the parent resumes.
+    auto probe = [](crew::pool& p, std::shared_ptr<burst_state> s, int i) -> crew::task<void> {
+        const std::uint64_t length = p.metrics().injector_length;
+        s->runs[static_cast<std::size_t>(i)].fetch_add(1, std::memory_order_relaxed);
+        const int at = s->next.fetch_add(1, std::memory_order_acq_rel);
+        s->seen[static_cast<std::size_t>(at)] = length;
+        if (at == n - 1) s->all_ran.set();
+        co_return;
+    };
+    auto parent = [&](std::shared_ptr<burst_state> s) -> crew::task<void> {
+        for (int i = 0; i < n; ++i) (void)crew::spawn(probe(pool(), s, i));  // detached
+        co_await s->all_ran.wait();
+    };
+    auto s = std::make_shared<burst_state>();
+    const crew::pool_metrics before = pool().metrics();
+    pool().block_on(parent(s));
+    const crew::pool_metrics delta = pool().metrics() - before;
+    ASSERT_EQ(s->next.load(), n);
+    for (int i = 0; i < n; ++i) EXPECT_EQ(s->runs[static_cast<std::size_t>(i)].load(), 1) << i;
+    EXPECT_GT(delta.total().ring_overflows, 0u);
+    EXPECT_GT(delta.total().injector_pops, 0u);
+    if (pool().size() == 1) {
+        std::uint64_t largest_fall = 0;
+        for (int at = 1; at < n; ++at) {
+            const std::uint64_t a = s->seen[static_cast<std::size_t>(at - 1)], b = s->seen[static_cast<std::size_t>(at)];
+            if (a > b) largest_fall = std::max(largest_fall, a - b);
+        }
+        EXPECT_GT(largest_fall, 1u);
+        EXPECT_LE(largest_fall, 128u);  // at most half a ring per batch
     }
 }
 

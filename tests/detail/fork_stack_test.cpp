@@ -111,9 +111,12 @@ TEST(fork_stack, private_take_backs_are_counted_exactly_across_the_count_wrappin
     EXPECT_GT(expected, 16u * 4);  // wrapped several times
 }
 
-// crew::fork_join's way: take-backs without counting, then one count_inline for the private
-// ones. Across the count's wrap (60 depth bits: every 16), with a promoted job now and then.
-TEST(fork_stack, uncounted_take_backs_counted_at_once_across_the_count_wrapping) {
+// crew::fork_join's take-backs, across the count's wrap (60 depth bits: every 16): 40 rounds of a
+// 5-job fork_many; on every 5th round a request promotes the batch's oldest job (v[0], taken back
+// last) after an extra fork, which is taken back and counted at once. `take_backs(s, promoted,
+// expected)` takes the 5 jobs back its way and returns the inline runs it added.
+template <class TakeBacks>
+void wrapping_fork_join_rounds(TakeBacks take_backs) {
     fork_stack<int, crew::detail::std_atomics, true, 60> s(2);
     fake_deque d;
     int v[5] = {};
@@ -121,59 +124,51 @@ TEST(fork_stack, uncounted_take_backs_counted_at_once_across_the_count_wrapping)
     for (int round = 0; round < 40; ++round) {
         int* const batch[5] = {&v[0], &v[1], &v[2], &v[3], &v[4]};
         EXPECT_FALSE(s.fork_many(batch, [](std::uint64_t) noexcept {}));
-        std::uint64_t ran = 0;
-        if (round % 5 == 2) {
+        const bool promoted = round % 5 == 2;
+        if (promoted) {
             s.request();
             EXPECT_TRUE(s.fork(&v[0]));        // answered: the oldest (v[0] of the batch) goes
             EXPECT_TRUE(s.promote_oldest(d));  // to the deque
             EXPECT_TRUE(s.take_back());        // the extra fork, counted by take_back itself
             ++expected;
-            for (int i = 0; i < 4; ++i) ran += s.take_back_uncounted() ? 1 : 0;
-            EXPECT_FALSE(s.take_back_uncounted());  // the promoted one: taken off, not private
-        } else {
-            for (int i = 0; i < 5; ++i) ran += s.take_back_uncounted() ? 1 : 0;
         }
-        EXPECT_EQ(s.inline_runs(), expected);  // nothing counted before count_inline
-        s.count_inline(ran);
-        expected += ran;
+        expected += take_backs(s, promoted, expected);
         EXPECT_EQ(s.open(), 0);
         EXPECT_EQ(s.inline_runs(), expected);
     }
-    EXPECT_GT(expected, 16u * 8);  // wrapped several times, some inside one count_inline
+    EXPECT_GT(expected, 16u * 8);  // wrapped several times, some inside one count
 }
 
-// crew::fork_join's last job: take_back_counting(m) counts the m - 1 uncounted take-backs before
-// it and its own in one add, across the count's wrap (60 depth bits: every 16); when the last job
-// was promoted it counts nothing (the caller's count_inline counts the others).
-TEST(fork_stack, the_last_take_back_counts_the_uncounted_ones_across_the_count_wrapping) {
-    fork_stack<int, crew::detail::std_atomics, true, 60> s(2);
-    fake_deque d;
-    int v[5] = {};
-    std::uint64_t expected = 0;
-    for (int round = 0; round < 40; ++round) {
-        int* const batch[5] = {&v[0], &v[1], &v[2], &v[3], &v[4]};
-        EXPECT_FALSE(s.fork_many(batch, [](std::uint64_t) noexcept {}));
-        if (round % 5 == 2) {  // the oldest (v[0], taken back last) promoted
-            s.request();
-            EXPECT_TRUE(s.fork(&v[0]));
-            EXPECT_TRUE(s.promote_oldest(d));
-            EXPECT_TRUE(s.take_back());
-            ++expected;
-            for (int i = 0; i < 4; ++i) EXPECT_TRUE(s.take_back_uncounted());
-            EXPECT_FALSE(s.take_back_counting(5));  // promoted: counts nothing
-            EXPECT_EQ(s.inline_runs(), expected);
-            s.count_inline(4);
-            expected += 4;
-        } else {
-            for (int i = 0; i < 4; ++i) EXPECT_TRUE(s.take_back_uncounted());
-            EXPECT_EQ(s.inline_runs(), expected);
-            EXPECT_TRUE(s.take_back_counting(5));
-            expected += 5;
+// Take-backs without counting, then one count_inline for the private ones.
+TEST(fork_stack, uncounted_take_backs_counted_at_once_across_the_count_wrapping) {
+    wrapping_fork_join_rounds([](auto& s, bool promoted, std::uint64_t expected) {
+        std::uint64_t ran = 0;
+        for (int i = 0; i < (promoted ? 4 : 5); ++i) ran += s.take_back_uncounted() ? 1 : 0;
+        if (promoted) {
+            EXPECT_FALSE(s.take_back_uncounted());  // the promoted one: taken off, not private
         }
-        EXPECT_EQ(s.open(), 0);
+        EXPECT_EQ(s.inline_runs(), expected);                 // nothing counted before count_inline
+        s.count_inline(ran);
+        return ran;
+    });
+}
+
+// The last job's take_back_counting(m) counts the m - 1 uncounted take-backs before it and its own
+// in one add; when the last job was promoted it counts nothing (the caller's count_inline counts
+// the others).
+TEST(fork_stack, the_last_take_back_counts_the_uncounted_ones_across_the_count_wrapping) {
+    wrapping_fork_join_rounds([](auto& s, bool promoted, std::uint64_t expected) -> std::uint64_t {
+        for (int i = 0; i < 4; ++i) EXPECT_TRUE(s.take_back_uncounted());
         EXPECT_EQ(s.inline_runs(), expected);
-    }
-    EXPECT_GT(expected, 16u * 8);  // wrapped several times, some inside one take_back_counting
+        if (!promoted) {
+            EXPECT_TRUE(s.take_back_counting(5));
+            return 5;
+        }
+        EXPECT_FALSE(s.take_back_counting(5));  // promoted: counts nothing
+        EXPECT_EQ(s.inline_runs(), expected);
+        s.count_inline(4);
+        return 4;
+    });
 }
 
 TEST(fork_stack, an_uncounted_stack_reports_no_inline_runs) {

@@ -169,7 +169,7 @@ public:
                 word_.store(next, std::memory_order_relaxed);  // relaxed: see fork
                 return true;
             }
-            return take_back_counting_cold(w, step);
+            return take_back_cold(w, step);
         }
     }
     // Owner only: adds m < 2^(64 - DepthBits) private take-backs to the count (those made by
@@ -361,17 +361,9 @@ private:
         capacity_ *= 2;
     }
 
-    // The take-back of a promoted job, or a private one whose count wraps.
-    [[gnu::noinline]] bool take_back_cold(std::uint64_t w) noexcept {
-        if (depth_of(w) > top_) {
-            store_wrapped(w + take_back_step);
-            return true;
-        }
-        return take_back_promoted(w);
-    }
-
-    // take_back_counting's: a promoted job, or a private one whose count wraps in the add.
-    [[gnu::noinline]] bool take_back_counting_cold(std::uint64_t w, std::uint64_t step) noexcept {
+    // The take-back of a promoted job, or of a private one whose count wraps in the add of `step`
+    // (take_back_step; take_back_counting's: count + m, depth - 1).
+    [[gnu::noinline]] bool take_back_cold(std::uint64_t w, std::uint64_t step = take_back_step) noexcept {
         if (depth_of(w) > top_) {
             store_wrapped(w + step);
             return true;

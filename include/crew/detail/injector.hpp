@@ -74,14 +74,29 @@ public:
 
     // The oldest item, or nullptr.
     T* pop() {
-        if (empty_hint()) return nullptr;
+        T* item = nullptr;
+        (void)pop_batch(&item, 1, [](const T*) { return false; });
+        return item;
+    }
+
+    // The oldest item and, behind it, the run of items for which `more(item)` holds, at most `max`
+    // in all, written to out[0..n) in FIFO order under ONE lock acquisition; returns n (0: empty).
+    // `more` runs under the lock (a worker moving overflowed coroutine tasks into its ring:
+    // worker.cpp, "The injector in batches").
+    template <class More>
+    std::size_t pop_batch(T** out, std::size_t max, More&& more) {
+        if (max == 0 || empty_hint()) return 0;
         std::lock_guard lock(mutex_);
         T* item = head_;
-        if (item == nullptr) return nullptr;
-        head_ = item->next;
-        if (head_ == nullptr) tail_ = nullptr;
-        length_.store(length_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-        return item;
+        std::size_t n = 0;
+        while (item != nullptr && n < max && (n == 0 || more(static_cast<const T*>(item)))) {
+            out[n++] = item;
+            item = item->next;
+        }
+        head_ = item;
+        if (item == nullptr) tail_ = nullptr;
+        length_.store(length_.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);
+        return n;
     }
 
     bool empty_hint() const noexcept { return length_.load(std::memory_order_acquire) == 0; }

@@ -336,6 +336,7 @@ private:
     task* note_injected(task* t) noexcept;
     std::uint64_t next_random() noexcept;
     task* injector_tick_cold();
+    task* pop_injector_batch();
     std::int64_t retune_interval_cold() noexcept;  // returns the clock it read
     task* find_async_local();
     task* past_lifo_limit_cold(task* t);
