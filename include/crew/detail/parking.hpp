@@ -187,10 +187,22 @@ public:
         return tokens_of(s) != 0;
     }
 
-    // Sleep until the epoch moves past `key`, then leave as cancel_park() does.
+    // Sleep until the epoch moves past `key`, or until a wake finds a token waiting, then leave as
+    // cancel_park() does. The token test: a futex wake reaches *some* waiter (futex(2) promises no
+    // order; a higher-priority one first), possibly one that announced itself after the bump and
+    // so holds the current key. Were it to sleep again, the sleeper the wake was meant for (a stale
+    // key) would sleep on with the token unclaimed and the work unsearched: the Relacy model
+    // parking_sleep_wake found that at schedule 6,625,586. Any sleeper may take a token (they are
+    // alike), so the one the wake reached takes it. A spurious return with no token sleeps again.
     bool park(std::uint32_t key) noexcept {
         // acquire: pairs with bump_and_wake()'s release.
-        while (epoch_.load(std::memory_order_acquire) == key) Policy::wait(epoch_, key);
+        while (epoch_.load(std::memory_order_acquire) == key) {
+            Policy::wait(epoch_, key);
+            // relaxed: the waiter this is for holds the bumped epoch as its key, read by
+            // prepare_park's acquire load, which pairs with bump_and_wake()'s release; the notify
+            // added its token before that bump, so this load sees the token or a later value.
+            if (tokens_of(state_.load(std::memory_order_relaxed)) != 0) break;
+        }
         return cancel_park();
     }
 
