@@ -122,6 +122,8 @@ const bug_entry bugs[bug_count] = {
     {"fork_steal_request_store", fork_wake_teeth<bug::fork_steal_request_store>, 1},
     {"fork_limit_restore_store", fork_teeth<bug::fork_limit_restore_store>, 2},
     {"fork_request_zero_store", fork_teeth<bug::fork_request_zero_store>, 2},
+    // Caught only past the fast tier's budget (at schedule 6,625,586): tests/reliability/CMakeLists.txt.
+    {"park_ignores_token", parking_teeth<bug::park_ignores_token>, 1},
 };
 
 const bug_entry task_word_bugs[task_word_bug_count] = {

@@ -89,6 +89,7 @@ enum class bug : unsigned {
     fork_steal_request_store,    // fork_stack request(): a plain store of the steal bit (overwrites a wake request)
     fork_limit_restore_store,    // fork_stack restore_limit(): a plain store (overwrites a request's zero unseen: the request is lost)
     fork_request_zero_store,     // fork_stack send_owner_cold(): a plain store of zero (cuts an earlier requester's release sequence: its bit unseen, lost)
+    park_ignores_token,          // parking park(): a wake that leaves the epoch at the sleeper's key sleeps again, token or not (the wake meant for another sleeper is lost)
 };
 
 struct std_atomics {

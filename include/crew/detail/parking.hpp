@@ -201,7 +201,9 @@ public:
             // relaxed: the waiter this is for holds the bumped epoch as its key, read by
             // prepare_park's acquire load, which pairs with bump_and_wake()'s release; the notify
             // added its token before that bump, so this load sees the token or a later value.
-            if (tokens_of(state_.load(std::memory_order_relaxed)) != 0) break;
+            if constexpr (Policy::injected_bug != bug::park_ignores_token) {
+                if (tokens_of(state_.load(std::memory_order_relaxed)) != 0) break;
+            }
         }
         return cancel_park();
     }
