@@ -97,7 +97,7 @@ frame_cache* frames_of(worker* w) noexcept { return w == nullptr ? nullptr : &w-
 
 void* allocate_frame_large(std::size_t size) { return ::operator new(size); }
 
-void* allocate_frame_outside(unsigned c) { return frame_cache::stamp(::operator new(frame_block_size(c)), nullptr, c); }
+void* allocate_frame_outside(unsigned c) { return frame_cache::stamp(new_frame_block(c), nullptr, c); }
 
 void free_frame_large(void* frame) noexcept { ::operator delete(frame); }
 
@@ -109,7 +109,7 @@ void free_frame_cold(frame_header* h, unsigned c) noexcept {
     frame_cache* const fc = current_frames;
     if (owner == nullptr) {
         if (fc != nullptr) fc->put(h, c);  // any cache may adopt it (it has the class size)
-        else ::operator delete(h);         // allocated and freed outside every worker
+        else delete_frame_block(h);        // allocated and freed outside every worker
     } else {
         owner->remote.push(new (h) frame_block{nullptr, c});  // back to its owner
     }

@@ -2,8 +2,9 @@
 // lives in the root coroutine's frame), frames recycled through the worker's cache after a burst,
 // and the header's lifetime beyond the destroyed frame. when_all's inline last child.
 //
-// A counting global operator new (this TU replaces the unaligned family with malloc/free, so
-// ASan sees matching pairs) counts allocations on the calling thread while armed. TSan's runtime
+// A counting global operator new (this TU replaces the unaligned and the aligned families with
+// malloc/posix_memalign/free, so ASan sees matching pairs; the frame cache's blocks come from the
+// aligned one) counts allocations on the calling thread while armed. TSan's runtime
 // defines operator new itself (a replacement does not link): under TSan the scenarios run (the
 // races are what TSan checks) and the allocation counts are not asserted.
 #include <crew/crew.hpp>
@@ -44,6 +45,14 @@ thread_local std::size_t allocations = 0;
     throw std::bad_alloc();
 }
 
+[[maybe_unused]] void* counted_aligned_alloc(std::size_t n, std::align_val_t a) {
+    if (counting) ++allocations;
+    void* p = nullptr;
+    const std::size_t align = static_cast<std::size_t>(a) < sizeof(void*) ? sizeof(void*) : static_cast<std::size_t>(a);
+    if (posix_memalign(&p, align, n == 0 ? 1 : n) == 0) return p;
+    throw std::bad_alloc();
+}
+
 // Count the allocations `f` makes on this thread.
 template <class F>
 std::size_t count_allocations(F&& f) {
@@ -73,6 +82,28 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void* operator new(std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
+void* operator new[](std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    try {
+        return counted_aligned_alloc(n, a);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    try {
+        return counted_aligned_alloc(n, a);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 #endif
 
 

@@ -108,6 +108,18 @@ constexpr unsigned frame_class_of(std::size_t total) noexcept {
 }
 constexpr std::size_t frame_block_size(unsigned size_class) noexcept { return frame_min_block << size_class; }
 
+// Blocks start on a 128-byte boundary (every class above 64 bytes is a whole number of such pairs of
+// lines), so two frames never share a line nor the line pair that x86's adjacent-line prefetcher
+// fetches together (Tokio aligns its task cells to 128 bytes on x86-64 for the same reason). Tasks
+// whose frames were cut from neighbouring heap blocks may run on different workers, and each run
+// writes its task's state word and frame. With the heap's 16-byte alignment they shared lines:
+// yield_many at 2 workers ran no faster than at 1 once a few bursts had scrambled which worker's
+// task sat next to which; 64-byte alignment recovered part of it, 128 more (docs/BENCHMARKS.md,
+// "Session 23").
+inline constexpr std::align_val_t frame_block_align{2 * cache_line};
+inline void* new_frame_block(unsigned size_class) { return ::operator new(frame_block_size(size_class), frame_block_align); }
+inline void delete_frame_block(void* block) noexcept { ::operator delete(block, frame_block_align); }
+
 
 // The process-wide depot recycling list (src/async_schedule.cpp).
 frame_depot* acquire_frame_depot();
@@ -120,7 +132,7 @@ public:
         for (unsigned c = 0; c < frame_class_count; ++c) {
             while (frame_block* b = free_[c]) {
                 free_[c] = b->next;
-                ::operator delete(b);
+                delete_frame_block(b);
             }
         }
         release_frame_depot(depot_);  // later remote frees wait there for the next owner
@@ -142,7 +154,7 @@ public:
     // A block this cache may keep (its own, or an ownerless one of the class size).
     void put(void* block, unsigned size_class) noexcept {
         if (bytes_ >= frame_cache_bytes) {
-            ::operator delete(block);
+            delete_frame_block(block);
             return;
         }
         free_[size_class] = new (block) frame_block{free_[size_class], size_class};
@@ -171,7 +183,7 @@ private:
             returned = next;
         }
         frame_block* b = free_[size_class];
-        if (b == nullptr) return stamp(::operator new(frame_block_size(size_class)), depot_, size_class);
+        if (b == nullptr) return stamp(new_frame_block(size_class), depot_, size_class);
         free_[size_class] = b->next;
         bytes_ -= frame_block_size(size_class);
         return stamp(b, depot_, size_class);
