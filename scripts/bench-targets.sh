@@ -39,7 +39,7 @@ done
 # A target line: "  [met] <name>: <detail>: <ratio>x". Key = compiler + name.
 for cc in g++ clang++; do
   for f in "$out/$cc"-*.txt; do
-    sed -E -n "s/^ *\[(met|MISSED)\] ([^:]*): .*: ([0-9.]+)x$/$cc|\2|\1|\3/p" "$f"
+    sed -E -n "s/^ *\[(met|MISSED)\] ([^:]*: [^:]*): .*: ([0-9.]+)x$/$cc|\2|\1|\3/p" "$f"
     # The TCP echo targets ("crew R rt/s p99 P us; <peer> R rt/s p99 P us"): two ratios, crew/peer.
     sed -E -n "s/^ *\[(met|MISSED)\] ([^:]*): .*: crew ([0-9.]+) rt\/s p99 ([0-9.]+) us; ([a-z]+) ([0-9.]+) rt\/s p99 ([0-9.]+) us$/\1|\2|\3|\4|\5|\6|\7/p" "$f" |
       awk -F'|' -v cc="$cc" '{ printf "%s|%s, rt/s crew/%s|%s|%.4f\n%s|%s, p99 crew/%s|%s|%.4f\n", cc, $2, $5, $1, $3 / $6, cc, $2, $5, $1, $4 / $7 }'
@@ -54,7 +54,7 @@ done | awk -F'|' '
       for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
       med = (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
       split(key, k, "|")
-      printf "%-8s %-78s median %6.2fx  [%5.2f-%5.2f]  met in %d of %d\n", k[1], k[2], med, a[1], a[m], met[key] + 0, m
+      printf "%-8s %-100s median %6.2fx  [%5.2f-%5.2f]  met in %d of %d\n", k[1], k[2], med, a[1], a[m], met[key] + 0, m
     }
   }' | sort -k2
 echo "(median over $rounds processes per compiler, alternated, of: crew-bench ${args[*]}; target lines in $out/)"
