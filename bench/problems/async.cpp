@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -31,6 +32,14 @@
 #define CREW_BENCH_HAVE_CHANNEL 1
 #else
 #define CREW_BENCH_HAVE_CHANNEL 0
+#endif
+// Tokio's ping_pong and chained_spawn use oneshot channels: so does crew's row where crew has them
+// (crew::make_oneshot, session 23); a tree without them runs the capacity-1 crew::channel version.
+#if CREW_BENCH_HAVE_CHANNEL && __has_include(<crew/async/oneshot.hpp>)
+#include <crew/async/oneshot.hpp>
+#define CREW_BENCH_HAVE_ONESHOT 1
+#else
+#define CREW_BENCH_HAVE_ONESHOT 0
 #endif
 #if CREW_BENCH_HAVE_ASYNC && __has_include(<crew/async/yield.hpp>)
 #include <crew/async/yield.hpp>
@@ -76,9 +85,9 @@ const shape shapes[] = {
      10000, 20, 5, same, same, "spawns"},
     {"yield_many", "n tasks, each yields 1,000 times", 200, 200, 5, 1,
      [](u64 n) { return n * yields_per_task; }, [](u64 n) { return n * yields_per_task; }, "tasks x 1000 yields"},
-    {"ping_pong", "n concurrent rounds: a task spawns a partner, pings it and awaits the pong (capacity-1 channels)",
+    {"ping_pong", "n concurrent rounds: a task spawns a partner, pings it and awaits the pong (oneshot channels)",
      1000, 1000, 20, 5, same, same, "rounds"},
-    {"chained_spawn", "a chain n deep, each task spawns the next (detached); the last one reports", 1000, 1000, 50, 10,
+    {"chained_spawn", "a chain n deep, each task spawns the next (detached); the last one reports (oneshot)", 1000, 1000, 50, 10,
      same, same, "deep"},
     {"spawn_await", "n times: spawn one empty task and await its handle", 10000, 10000, 10, 3, same, same, "ops"},
     {"channel_round_trip", "n round trips between two tasks over capacity-1 channels", 10000, 10000, 5, 2, same, same,
@@ -232,7 +241,22 @@ task<u64> yield_many(u64 n) {
 }
 #endif
 
-#if CREW_BENCH_HAVE_CHANNEL
+#if CREW_BENCH_HAVE_ONESHOT
+task<void> pong(crew::oneshot_receiver<u64> in, crew::oneshot_sender<u64> out) {
+    std::optional<u64> v = co_await std::move(in);
+    out.send(*v);
+}
+
+task<u64> ping_round() {
+    auto [ping_tx, ping_rx] = crew::make_oneshot<u64>();
+    auto [pong_tx, pong_rx] = crew::make_oneshot<u64>();
+    auto partner = crew::spawn(pong(std::move(ping_rx), std::move(pong_tx)));
+    ping_tx.send(1);
+    std::optional<u64> v = co_await std::move(pong_rx);
+    co_await std::move(partner);
+    co_return *v;
+}
+#elif CREW_BENCH_HAVE_CHANNEL
 task<void> pong(crew::channel<u64>* in, crew::channel<u64>* out) {
     auto v = co_await in->receive();
     co_await out->send(*v);
@@ -247,6 +271,9 @@ task<u64> ping_round() {
     co_return *v;
 }
 
+#endif
+
+#if CREW_BENCH_HAVE_CHANNEL
 task<u64> ping_pong(u64 n) {
     std::vector<crew::join_handle<u64>> handles;
     handles.reserve(n);
@@ -254,6 +281,22 @@ task<u64> ping_pong(u64 n) {
     co_return co_await sum_of(std::move(handles));
 }
 
+#if CREW_BENCH_HAVE_ONESHOT
+task<void> chain(crew::oneshot_sender<u64> done, u64 left, u64 depth) {
+    if (left == 0)
+        done.send(depth);
+    else
+        (void)crew::spawn(chain(std::move(done), left - 1, depth));  // dropping the handle detaches
+    co_return;
+}
+
+task<u64> chained_spawn(u64 n) {
+    auto [done, result] = crew::make_oneshot<u64>();
+    (void)crew::spawn(chain(std::move(done), n, n));
+    auto v = co_await std::move(result);
+    co_return *v;
+}
+#else
 task<void> chain(std::shared_ptr<crew::channel<u64>> done, u64 left, u64 depth) {
     if (left == 0)
         co_await done->send(depth);
@@ -267,6 +310,7 @@ task<u64> chained_spawn(u64 n) {
     auto v = co_await done->receive();
     co_return *v;
 }
+#endif
 
 task<void> echo(crew::channel<u64>* in, crew::channel<u64>* out) {
     while (auto v = co_await in->receive()) co_await out->send(*v);

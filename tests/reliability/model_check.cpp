@@ -67,6 +67,11 @@ const scenario task_word_scenarios[task_word_scenario_count] = {
     task_take_back_scenario<bug::none, true>("task_state_take_back_cancel"),
     wait_block_scenario<bug::none, true>("wait_block_send_cancel_destroy"),
     wait_block_scenario<bug::none, false>("wait_block_close_cancel"),
+    oneshot_scenario<bug::none, true, oneshot_rx::await>("oneshot_send_await"),
+    oneshot_scenario<bug::none, true, oneshot_rx::cancel>("oneshot_send_cancel"),
+    oneshot_scenario<bug::none, false, oneshot_rx::await>("oneshot_drop_await"),
+    oneshot_scenario<bug::none, false, oneshot_rx::cancel>("oneshot_drop_cancel"),
+    oneshot_scenario<bug::none, true, oneshot_rx::drop>("oneshot_send_receiver_gone"),
 };
 
 namespace {

@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "crew/detail/task_state.hpp"
+#include "reliability/model_oneshot.hpp"
 #include "reliability/model_wait_block.hpp"
 
 namespace crew_model {
@@ -416,10 +417,16 @@ constexpr scenario wait_block_scenario(const char* name) {
     return {name, &simulate<wait_block_model<relacy_atomics<Bug>, Send>>};
 }
 
+// The one-shot channel's word (model_oneshot.hpp).
+template <bug Bug, bool Send, oneshot_rx Rx>
+constexpr scenario oneshot_scenario(const char* name) {
+    return {name, &simulate<oneshot_model<relacy_atomics<Bug>, Send, Rx>>};
+}
+
 // Registered in model_check.cpp (the correct code) and model_teeth.cpp (the bugs).
-inline constexpr int task_word_scenario_count = 11;
+inline constexpr int task_word_scenario_count = 16;
 extern const scenario task_word_scenarios[task_word_scenario_count];
-inline constexpr int task_word_bug_count = 12;
+inline constexpr int task_word_bug_count = 16;
 extern const bug_entry task_word_bugs[task_word_bug_count];
 
 }  // namespace crew_model

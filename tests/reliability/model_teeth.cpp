@@ -75,6 +75,12 @@ template <bug Bug>
 constexpr scenario wait_block_teeth[] = {wait_block_scenario<Bug, true>("wait_block_send_cancel_destroy"),
                                          wait_block_scenario<Bug, false>("wait_block_close_cancel")};
 
+// The one-shot channel: a wait, a cancelled wait, a receiver that is gone.
+template <bug Bug>
+constexpr scenario oneshot_teeth[] = {oneshot_scenario<Bug, true, oneshot_rx::await>("oneshot_send_await"),
+                                      oneshot_scenario<Bug, true, oneshot_rx::cancel>("oneshot_send_cancel"),
+                                      oneshot_scenario<Bug, true, oneshot_rx::drop>("oneshot_send_receiver_gone")};
+
 template <bug Bug>
 constexpr scenario lifo_teeth[] = {parking_lifo_scenario<Bug>("parking_with_lifo_slots")};
 template <bug Bug>
@@ -138,6 +144,10 @@ const bug_entry task_word_bugs[task_word_bug_count] = {
     {"state_exclusive_ignores_refs", detach_teeth<bug::state_exclusive_ignores_refs>, 3},
     {"wait_idle_ignores_lock", wait_block_teeth<bug::wait_idle_ignores_lock>, 2},
     {"wait_failed_claim_uncounts", wait_block_teeth<bug::wait_failed_claim_uncounts>, 2},
+    {"oneshot_close_relaxed", oneshot_teeth<bug::oneshot_close_relaxed>, 3},
+    {"oneshot_publish_ignores_closed", oneshot_teeth<bug::oneshot_publish_ignores_closed>, 3},
+    {"oneshot_withdraw_blind", oneshot_teeth<bug::oneshot_withdraw_blind>, 3},
+    {"oneshot_close_drops_ref_waiting", oneshot_teeth<bug::oneshot_close_drops_ref_waiting>, 3},
     {"lifo_take_back_store", take_back_teeth<bug::lifo_take_back_store>, 2},
 };
 

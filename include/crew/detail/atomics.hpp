@@ -90,6 +90,10 @@ enum class bug : unsigned {
     fork_limit_restore_store,    // fork_stack restore_limit(): a plain store (overwrites a request's zero unseen: the request is lost)
     fork_request_zero_store,     // fork_stack send_owner_cold(): a plain store of zero (cuts an earlier requester's release sequence: its bit unseen, lost)
     park_ignores_token,          // parking park(): a wake that leaves the epoch at the sleeper's key sleeps again, token or not (the wake meant for another sleeper is lost)
+    oneshot_close_relaxed,            // oneshot_word close(): a relaxed RMW (the value is not published to the receiver)
+    oneshot_publish_ignores_closed,   // oneshot_word publish(): a blind fetch_or (a waker published after the close is never woken)
+    oneshot_withdraw_blind,           // oneshot_word withdraw(): the receiver takes its waker back even when the close took it (both use it)
+    oneshot_close_drops_ref_waiting,  // oneshot_word close(): the sender lets go of the block while it still has to read the waker (use after free)
 };
 
 struct std_atomics {
