@@ -2,10 +2,12 @@
 // crew::make_oneshot), with the production word. Included by model_task_word.hpp.
 //
 // Thread 0 is the sender: with Send it writes the value (an rl::var) and closes with it, else it
-// closes unsent (dropped); on close_result::wake it moves the waker out of the block, releases its
-// reference, and wakes: the wake resolves the receiver's suspension (a CAS waiting -> signaled,
-// standing for the suspension word) and, if it wins, runs the receiver's continuation on this
-// thread (standing for the queue hand-off, which orders it after the wake). Thread 1 is the
+// closes unsent (dropped); on close_result::wake it moves the waker out of the block and wakes: the
+// wake resolves the receiver's suspension (a CAS waiting -> signaled, standing for the suspension
+// word); if it wins, the receiver resumes on its own thread (its acquire load of `signaled` stands
+// for the queue hand-off) and frees the block without an RMW; if a cancel won, the sender releases
+// its reference instead.
+// (The receiver's wait for `signaled` spins: a wake that never comes is a livelock report.) Thread 1 is the
 // receiver, in one of three modes:
 //   await:  poll; closed -> take; else write the waker, publish; published -> suspended (the
 //           sender's wake runs the continuation); not published -> take the waker back, take.
@@ -20,7 +22,9 @@
 // after every touch (a ghost, and an rl::var the free writes: an unordered free is a data race); a
 // value not taken is destroyed exactly once, by whoever frees; the value is read without a race.
 // Teeth (model_teeth.cpp): bug::oneshot_close_relaxed, bug::oneshot_publish_ignores_closed,
-// bug::oneshot_withdraw_blind, bug::oneshot_close_drops_ref_waiting.
+// bug::oneshot_withdraw_blind, bug::oneshot_close_drops_ref_waiting, bug::oneshot_sole_free_relaxed,
+// bug::oneshot_hand_off_touches (the sender writes the block after its wake resolved the
+// suspension: the woken receiver may have freed it).
 #pragma once
 
 #include <cstdint>
@@ -53,13 +57,16 @@ struct oneshot_model : rl::test_suite<oneshot_model<Policy, Send, Rx>, 2> {
         taken(RL_INFO) = false;
     }
 
+    // The access first: it is a scheduling point, so another thread's free can land between a
+    // thread's last RMW and this touch, and the ghost then sees it.
     void touch() {
-        RL_ASSERT(block_alive);
         (void)block(RL_INFO);
+        RL_ASSERT(block_alive);
     }
     // oneshot_block::destroy: an untaken value goes with the block.
     void free_block() {
         touch();
+        RL_ASSERT(waker(RL_INFO) == 0);  // consumed before the free (and ordered before it: a race otherwise)
         if ((word->poll() & word_t::sent) != 0 && !taken(RL_INFO)) {
             (void)value(RL_INFO);
             ++value_destroys;
@@ -75,8 +82,9 @@ struct oneshot_model : rl::test_suite<oneshot_model<Policy, Send, Rx>, 2> {
         ++waker_uses;
     }
 
-    // The receiver's await_resume and its awaiter's destructor.
-    void continuation(bool was_cancelled) {
+    // The receiver's await_resume and its awaiter's destructor. `handed_off`: resumed by the
+    // sender's wake, which kept its reference and left the block to the receiver to free.
+    void continuation(bool was_cancelled, bool handed_off = false) {
         ++continuations;
         touch();
         if (was_cancelled && word->withdraw()) use_waker();  // else the close took it
@@ -87,7 +95,7 @@ struct oneshot_model : rl::test_suite<oneshot_model<Policy, Send, Rx>, 2> {
         } else {
             received = 0;
         }
-        if (word->release_receiver()) free_block();
+        if (handed_off || word->release_receiver()) free_block();
     }
 
     void sender() {
@@ -103,9 +111,14 @@ struct oneshot_model : rl::test_suite<oneshot_model<Policy, Send, Rx>, 2> {
             break;
         }
         use_waker();
-        if (word->release_sender()) free_block();
-        int w = waiting;  // the wake: resolve the suspension, then the resumed continuation
-        if (susp->compare_exchange_strong(w, signaled, std::memory_order_acq_rel, std::memory_order_relaxed)) continuation(false);
+        int w = waiting;  // the wake (waker::claim): resolve the suspension, then the resumed continuation
+        if (susp->compare_exchange_strong(w, signaled, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+            // The receiver resumes on its own thread (it waits for `signaled` with acquire, as a
+            // worker pops the queued task) and frees the block: nothing more here.
+            if constexpr (Policy::injected_bug == crew::detail::bug::oneshot_hand_off_touches) waker(RL_INFO) = 0;  // a late write to the block
+            return;
+        }
+        if (word->release_sender()) free_block();  // a cancel won: the receiver may be withdrawing
     }
 
     void receiver() {
@@ -130,8 +143,14 @@ struct oneshot_model : rl::test_suite<oneshot_model<Policy, Send, Rx>, 2> {
         published = true;
         if (Rx == oneshot_rx::cancel) {
             int w = waiting;
-            if (susp->compare_exchange_strong(w, cancelled, std::memory_order_acq_rel, std::memory_order_relaxed)) continuation(true);
+            if (susp->compare_exchange_strong(w, cancelled, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+                continuation(true);
+                return;
+            }
         }
+        // Suspended until the sender's wake resolves the suspension (the queue hand-off).
+        while (susp->load(std::memory_order_acquire) != signaled) rl::yield(1, RL_INFO);
+        continuation(false, true);
     }
 
     void thread(unsigned index) {

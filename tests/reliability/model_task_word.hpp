@@ -426,7 +426,7 @@ constexpr scenario oneshot_scenario(const char* name) {
 // Registered in model_check.cpp (the correct code) and model_teeth.cpp (the bugs).
 inline constexpr int task_word_scenario_count = 16;
 extern const scenario task_word_scenarios[task_word_scenario_count];
-inline constexpr int task_word_bug_count = 16;
+inline constexpr int task_word_bug_count = 18;
 extern const bug_entry task_word_bugs[task_word_bug_count];
 
 }  // namespace crew_model

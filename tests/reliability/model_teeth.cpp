@@ -148,6 +148,8 @@ const bug_entry task_word_bugs[task_word_bug_count] = {
     {"oneshot_publish_ignores_closed", oneshot_teeth<bug::oneshot_publish_ignores_closed>, 3},
     {"oneshot_withdraw_blind", oneshot_teeth<bug::oneshot_withdraw_blind>, 3},
     {"oneshot_close_drops_ref_waiting", oneshot_teeth<bug::oneshot_close_drops_ref_waiting>, 3},
+    {"oneshot_sole_free_relaxed", oneshot_teeth<bug::oneshot_sole_free_relaxed>, 3},
+    {"oneshot_hand_off_touches", oneshot_teeth<bug::oneshot_hand_off_touches>, 3},
     {"lifo_take_back_store", take_back_teeth<bug::lifo_take_back_store>, 2},
 };
 

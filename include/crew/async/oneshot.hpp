@@ -143,8 +143,14 @@ private:
             break;
         }
         detail::waker w = std::move(b->receiver_waker);  // ours: the close found it published
-        if (b->word.release_sender()) block::destroy(b);  // the receiver withdrew and left meanwhile
-        (void)w.wake();  // false: a cancel resolved the suspension first (it withdraws, or saw us)
+        if (detail::async_task* t = w.claim()) {
+            // Signaled: the receiver resumes only after wake_by_val queues it, and then frees the
+            // block itself (oneshot_word.hpp, "hand-off"): the sender keeps its reference, no RMW.
+            t->wake_by_val(detail::async_wake::wake);
+            return true;
+        }
+        // A cancel resolved the suspension first: the receiver may be withdrawing right now.
+        if (b->word.release_sender()) block::destroy(b);
         return true;
     }
 
@@ -205,8 +211,8 @@ public:
             if (mode_ == mode::cancelled_early) detail::throw_cancelled();
             bool cancelled = mode_ == mode::cancelled_unpublished;
             if (mode_ == mode::suspended) {
-                mode_ = mode::finished;
                 cancelled = detail::resume_reason() == detail::wake_reason::cancelled;
+                mode_ = cancelled ? mode::finished : mode::handed_off;
                 if (cancelled) withdraw();
             }
             std::optional<T> v = b_->take(b_->word.poll());
@@ -215,17 +221,26 @@ public:
             if (cancelled && !v) detail::throw_cancelled();
             return v;
         }
-        // A pool shutdown destroys a suspended frame: withdraw the waker before the block goes.
         ~awaiter() {
-            if (mode_ == mode::suspended) withdraw();
-            if (block* b = b_; b->word.release_receiver()) block::destroy(b);
+            if (mode_ == mode::suspended) [[unlikely]] {
+                // A pool shutdown destroys a suspended frame (the drain settled the suspension
+                // first). A sender's wake that resolved it has let go of the block; else withdraw.
+                const detail::async_task* t = detail::draining_task;
+                if (t != nullptr && t->susp.phase() == detail::async_task::phase_signaled)
+                    mode_ = mode::handed_off;
+                else
+                    withdraw();
+            }
+            // Woken by the sender's close: it kept its reference and touches the block no more.
+            if (mode_ == mode::handed_off || b_->word.release_receiver()) block::destroy(b_);
         }
         awaiter(const awaiter&) = delete;
         awaiter& operator=(const awaiter&) = delete;
 
     private:
         friend class oneshot_receiver;
-        enum class mode : unsigned char { ready, yielded, suspended, finished, cancelled_early, cancelled_unpublished };
+        // handed_off: resumed by the sender's wake, which left the block to this awaiter to free.
+        enum class mode : unsigned char { ready, yielded, suspended, handed_off, finished, cancelled_early, cancelled_unpublished };
         explicit awaiter(block* b) noexcept : b_(b) {}
         void withdraw() noexcept {
             if (b_->word.withdraw()) b_->receiver_waker.reset();  // else the sender's close took it

@@ -94,6 +94,8 @@ enum class bug : unsigned {
     oneshot_publish_ignores_closed,   // oneshot_word publish(): a blind fetch_or (a waker published after the close is never woken)
     oneshot_withdraw_blind,           // oneshot_word withdraw(): the receiver takes its waker back even when the close took it (both use it)
     oneshot_close_drops_ref_waiting,  // oneshot_word close(): the sender lets go of the block while it still has to read the waker (use after free)
+    oneshot_sole_free_relaxed,        // oneshot_word release_receiver(): the sole-holder check is a relaxed load (frees before the sender's last touch is ordered)
+    oneshot_hand_off_touches,         // the oneshot model: the sender writes the block after its wake resolved the receiver's suspension (the receiver frees it)
 };
 
 struct std_atomics {

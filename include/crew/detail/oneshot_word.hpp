@@ -15,7 +15,12 @@
 // either woken by the close or withdrawn by its receiver, never both and never neither.
 // The block is freed by whoever clears the last reference (release_* returns true): the sender in
 // close() when nothing waits and the receiver is gone, else in release_sender(); the receiver in
-// release_receiver().
+// release_receiver() (with no RMW when it finds the sender gone: nobody else can touch the block).
+// Hand-off: a sender whose close took the waker and whose wake then resolved the receiver's
+// suspension (signaled; the receiver cannot resume before the wake queues it) touches the block no
+// more and does not release: the woken receiver frees it without an RMW. Only when a cancel
+// resolved the suspension first does the sender call release_sender() (the receiver may be
+// withdrawing at that moment).
 //
 // Orderings. close() is acq_rel: release publishes the value (and the sender's writes) to the
 // receiver's acquire load in poll(); acquire reads the waker the receiver published with its
@@ -23,8 +28,9 @@
 // releases of the references are acq_rel for the same reason: the freeing side sees everything the
 // other side wrote to the block before letting go (the `taken` mark, the waker's reset).
 //
-// Who may call what: close() once, by the sender; release_sender() once, by a sender whose close()
-// said close_result::wake, after it took the waker; poll()/publish()/withdraw()/release_receiver()
+// Who may call what: close() once, by the sender; release_sender() at most once, by a sender whose
+// close() said close_result::wake, after it took the waker, when its wake did not resolve the
+// suspension; poll()/publish()/withdraw()/release_receiver()
 // by the receiver only (release_receiver() once, after any withdraw); is_receiver_gone() anyone.
 #pragma once
 
@@ -37,7 +43,7 @@ namespace crew::detail {
 enum class close_result : std::uint8_t {
     done,        // delivered (or nothing to deliver); the receiver still holds the block
     free_block,  // the receiver is gone: the caller frees the block (destroying an untaken value)
-    wake,        // a waker is published: take it out of the block, release_sender(), then wake it
+    wake,        // a waker is published: take it out of the block and wake it (see "Hand-off")
 };
 
 template <class Policy = std_atomics>
@@ -104,8 +110,15 @@ public:
         return (word_.fetch_and(~waiting, std::memory_order_acq_rel) & closed) == 0;
     }
 
-    // Receiver, once, after any withdraw: true when the caller frees the block.
+    // Receiver, once, after any withdraw: true when the caller frees the block. When the sender
+    // has let go already (the usual case: it sent, then the receiver took the value), the
+    // receiver is the block's sole holder and frees it without an RMW.
     bool release_receiver() noexcept {
+        // acquire: pairs with the release of the sender's RMW that cleared tx (close() or
+        // release_sender()): every touch of the block by the sender happens before the free.
+        constexpr auto order = Policy::injected_bug == bug::oneshot_sole_free_relaxed ? std::memory_order_relaxed
+                                                                                     : std::memory_order_acquire;
+        if ((word_.load(order) & tx) == 0) return true;
         // acq_rel: see the header (each side's writes to the block reach the side that frees it).
         return (word_.fetch_and(~rx, std::memory_order_acq_rel) & tx) == 0;
     }
