@@ -269,7 +269,6 @@ private:
 // A new oneshot: its sender and its receiver.
 template <class T>
 std::pair<oneshot_sender<T>, oneshot_receiver<T>> make_oneshot() {
-    static_assert(std::is_nothrow_move_constructible_v<T>, "crew::oneshot needs a nothrow move constructor");
     detail::oneshot_block<T>* b = detail::oneshot_block<T>::make();
     return {oneshot_sender<T>(b), oneshot_receiver<T>(b)};
 }

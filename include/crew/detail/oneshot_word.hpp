@@ -91,7 +91,8 @@ public:
         }
         std::uint32_t s = word_.load(std::memory_order_relaxed);  // relaxed: the CAS decides
         while ((s & closed) == 0) {
-            // release: pairs with close()'s acquire (the waker is readable by the sender).
+            // release: pairs with close()'s acquire (the waker is readable by the sender). relaxed
+            // on failure: a closed word ends the loop, and the caller's poll() re-reads it (acquire).
             if (word_.compare_exchange_weak(s, s | waiting, std::memory_order_release, std::memory_order_relaxed))
                 return true;
         }
